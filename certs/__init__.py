@@ -1,0 +1,1 @@
+"""podsizer certificates: CA and serving certificates, reload on rotation."""

@@ -1,0 +1,1 @@
+"""podsizer recommender: usage metrics in, per-container Recommendations out."""

@@ -1,0 +1,43 @@
+"""The contract the recommender and the webhook share: workload identity and the Recommendation resource."""
+
+from recommender.api.identity import (
+    SUPPORTED_KINDS,
+    WorkloadRef,
+    is_deployer_or_hook_pod,
+)
+from recommender.api.resource import (
+    API_GROUP,
+    API_VERSION,
+    KIND,
+    PLURAL,
+    ContainerPolicy,
+    ContainerRecommendation,
+    Forecast,
+    GpuRecommendation,
+    Recommendation,
+    RecommendationError,
+    SizingMode,
+    Window,
+    recommendation_from_resource,
+    recommendation_to_resource,
+)
+
+__all__ = [
+    "API_GROUP",
+    "API_VERSION",
+    "KIND",
+    "PLURAL",
+    "SUPPORTED_KINDS",
+    "ContainerPolicy",
+    "ContainerRecommendation",
+    "Forecast",
+    "GpuRecommendation",
+    "Recommendation",
+    "RecommendationError",
+    "SizingMode",
+    "Window",
+    "WorkloadRef",
+    "is_deployer_or_hook_pod",
+    "recommendation_from_resource",
+    "recommendation_to_resource",
+]

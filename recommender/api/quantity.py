@@ -1,0 +1,51 @@
+"""Kubernetes quantities: parse with the kubernetes client, format as millicores / Mi / whole counts."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from kubernetes.utils import parse_quantity
+
+MIB = 1024 * 1024
+
+
+def parse(value: str | int | float) -> float:
+    """Parse a Kubernetes quantity ("250m", "512Mi", "1") into a float in base units."""
+    try:
+        return float(parse_quantity(value))
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise ValueError(f"invalid Kubernetes quantity {value!r}") from exc
+
+
+def format_cpu(cores: float) -> str:
+    """Cores to millicores, rounded up: 0.2501 -> "251m"."""
+    millis = max(1, math.ceil(round(cores * 1000, 6)))
+    return f"{millis}m"
+
+
+def format_memory(bytes_: float) -> str:
+    """Bytes to mebibytes, rounded up: 1 byte -> "1Mi"."""
+    mib = max(1, math.ceil(round(bytes_ / MIB, 6)))
+    return f"{mib}Mi"
+
+
+def format_count(count: float) -> str:
+    """A whole count (extended resources such as nvidia.com/gpu)."""
+    if count != int(count) or count < 0:
+        raise ValueError(f"extended resource counts must be whole non-negative numbers, got {count}")
+    return str(int(count))
+
+
+def format_resource(resource: str, value: float) -> str:
+    """Format a value in base units for the given resource name."""
+    if resource == "cpu":
+        return format_cpu(value)
+    if resource in ("memory", "ephemeral-storage"):
+        return format_memory(value)
+    return format_count(value)
+
+
+def as_decimal(value: str) -> Decimal:
+    """Exact parse for comparisons where float rounding would matter."""
+    return Decimal(parse_quantity(value))

@@ -1,0 +1,173 @@
+"""The usage model: what every metrics source produces and every sizing policy consumes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.api.identity import WorkloadRef
+
+FloatArray = npt.NDArray[np.float64]
+
+ActivitySignal = Literal["SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"]
+
+
+@dataclass(frozen=True)
+class Quantiles:
+    """Summary of a sample distribution (same unit as the samples)."""
+
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    max: float
+    mean: float
+
+    @staticmethod
+    def of(values: FloatArray) -> Quantiles:
+        """Quantiles of the finite values; raises ValueError when there are none."""
+        finite = values[np.isfinite(values)]
+        if finite.size == 0:
+            raise ValueError("no finite samples")
+        p50, p90, p95, p99 = np.quantile(finite, [0.5, 0.9, 0.95, 0.99])
+        return Quantiles(
+            float(p50), float(p90), float(p95), float(p99), float(finite.max()), float(finite.mean())
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class TimeSeries:
+    """Evenly spaced samples; NaN marks a gap."""
+
+    start: datetime
+    step_seconds: float
+    values: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.values.size)
+
+
+@dataclass(frozen=True)
+class ContainerUsage:
+    """One container of one workload, aggregated across its pods (deployer/hook pods already excluded).
+
+    cpu in cores, memory in bytes, GPUs as counts.
+    """
+
+    workload: WorkloadRef
+    container: str
+    cpu_cores: Quantiles
+    memory_bytes: Quantiles
+    per_replica_cpu_cores: float
+    per_replica_memory_bytes: float
+    samples: int
+    first_seen: datetime
+    last_seen: datetime
+    pods: int = 1
+    oom_kill_memory_bytes: float | None = None
+    current_requests: Mapping[str, float] = field(default_factory=dict)
+    current_limits: Mapping[str, float] = field(default_factory=dict)
+    init_container: bool = False
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    """GPU use of one container of one workload (all its GPUs / GPU instances together)."""
+
+    workload: WorkloadRef
+    container: str
+    pod: str
+    node: str
+    model_name: str
+    gpu_count: int
+    activity_signal: ActivitySignal
+    activity: Quantiles
+    fb_used_max_mib: float
+    fb_total_mib: float
+    activity_series: TimeSeries
+    dram_active: Quantiles | None = None
+    mig_profile: str | None = None
+    uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Autoscaler:
+    """A horizontal autoscaler (HPA or KEDA ScaledObject) owning a workload's replica count."""
+
+    workload: WorkloadRef
+    kind: Literal["HorizontalPodAutoscaler", "ScaledObject"]
+    name: str
+    min_replicas: int
+    max_replicas: int
+    target_utilization: Mapping[str, float]
+    current_replicas: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """A node's pricing-relevant facts."""
+
+    name: str
+    instance_type: str | None
+    capacity_type: Literal["on-demand", "spot"]
+    gpu_product: str | None = None
+    gpu_count: int = 0
+    gpu_memory_mib: float | None = None
+    region: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkloadDemand:
+    """A workload's total demand over time (sum over its pods), input to the forecast."""
+
+    workload: WorkloadRef
+    cpu_cores: TimeSeries
+    memory_bytes: TimeSeries
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a source or policy left out, with a reason a person can read."""
+
+    subject: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UsageSnapshot:
+    """Everything the sizing policies need for one run."""
+
+    window_start: datetime
+    window_end: datetime
+    containers: tuple[ContainerUsage, ...]
+    gpus: tuple[GpuUsage, ...] = ()
+    autoscalers: tuple[Autoscaler, ...] = ()
+    nodes: tuple[NodeInfo, ...] = ()
+    demand: tuple[WorkloadDemand, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    source: str = ""
+
+    def workloads(self) -> list[WorkloadRef]:
+        return sorted({c.workload for c in self.containers} | {g.workload for g in self.gpus})
+
+
+Progress = Callable[[int, int, str], None]
+"""progress(done, total, what): called by long-running steps."""
+
+
+class MetricsSource(Protocol):
+    """Anything that can turn a time window into a UsageSnapshot."""
+
+    name: str
+
+    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot: ...
+
+
+class SourceError(RuntimeError):
+    """A metrics source could not answer (unreachable, bad response); the message says which and why."""

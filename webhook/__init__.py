@@ -1,0 +1,1 @@
+"""podsizer admission webhook: AdmissionReview in, JSON Patch out."""
