@@ -1,0 +1,36 @@
+"""How far to trust a container's history: a 0-1 confidence from its sample count and time span."""
+
+from __future__ import annotations
+
+from recommender.model import ContainerUsage
+from recommender.sizing.policy import SizingPolicy
+
+SECONDS_PER_DAY = 86400.0
+
+
+def history_days(usage: ContainerUsage) -> float:
+    """Span of the history in days (last_seen - first_seen), never negative."""
+    return max(0.0, (usage.last_seen - usage.first_seen).total_seconds() / SECONDS_PER_DAY)
+
+
+def confidence(usage: ContainerUsage, policy: SizingPolicy) -> float:
+    """min(span / confidence_full_days, samples / confidence_full_samples), clipped to [0, 1].
+
+    Both must be there: many samples over one hour miss the daily cycle, and a week with a handful
+    of samples misses the peaks.
+    """
+    span_score = history_days(usage) / policy.confidence_full_days if policy.confidence_full_days > 0 else 1.0
+    sample_score = (
+        usage.samples / policy.confidence_full_samples if policy.confidence_full_samples > 0 else 1.0
+    )
+    return max(0.0, min(1.0, span_score, sample_score))
+
+
+def is_low(value: float, policy: SizingPolicy) -> bool:
+    """Below confidence_threshold: the recommendation is shown but must not be applied."""
+    return value < policy.confidence_threshold
+
+
+def describe(usage: ContainerUsage, value: float) -> str:
+    """'confidence 0.30 (2.1 d, 400 samples)'."""
+    return f"confidence {value:.2f} ({history_days(usage):.1f} d, {usage.samples} samples)"

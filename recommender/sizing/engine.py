@@ -1,0 +1,265 @@
+"""One sizing run: a UsageSnapshot in, Recommendations (+ skipped, waste, costs) out.
+
+Per workload: each container is sized by autopilot when an HPA/ScaledObject targets cpu or memory
+utilization, else statically; GPU containers get nvidia.com/gpu requests == limits (whole numbers) and
+the workload's GpuRecommendation; the demand forecast fills Recommendation.forecast. A workload whose
+sizing raises is skipped with the error text; the run goes on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from recommender.api.identity import WorkloadRef
+from recommender.api.quantity import MIB, format_count
+from recommender.api.resource import (
+    ContainerPolicy,
+    ContainerRecommendation,
+    Forecast,
+    GpuRecommendation,
+    Recommendation,
+    SizingMode,
+    Window,
+)
+from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, Skipped, UsageSnapshot
+from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
+from recommender.sizing.bounds import policy_for
+from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
+from recommender.sizing.cost import CostItem, CostReport, PriceTable
+from recommender.sizing.forecast import forecast_demand
+from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
+from recommender.sizing.policy import SizingPolicy
+from recommender.sizing.static import ContainerSizing, size_static
+from recommender.sizing.waste import WasteFinding, find_idle
+
+
+@dataclass(frozen=True)
+class RecommendationRun:
+    """Everything one run produced."""
+
+    recommendations: tuple[Recommendation, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    waste: tuple[WasteFinding, ...] = ()
+    costs: CostReport = field(default_factory=CostReport)
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """One workload's recommendation with its waste findings and cost items."""
+
+    recommendation: Recommendation
+    waste: tuple[WasteFinding, ...]
+    costs: tuple[CostItem, ...]
+
+
+def _gpu_part(
+    gpus: Sequence[GpuUsage],
+    policy: SizingPolicy,
+    prices: PriceTable,
+    nodes: Mapping[str, NodeInfo],
+) -> tuple[dict[str, GpuSizing], GpuRecommendation, list[WasteFinding], list[CostItem]]:
+    """Per-container GPU sizing (the largest need over the container's pods) and the workload summary."""
+    per_container: dict[str, GpuSizing] = {}
+    for g in gpus:
+        node = nodes.get(g.node)
+        s = size_gpu(g, policy, node.labels.get("nvidia.com/mig.strategy") if node else None)
+        prev = per_container.get(g.container)
+        if prev is None:
+            per_container[g.container] = s
+            continue
+        count = max(prev.count, s.count)
+        # One MIG profile only when every pod of the container fits it; take the larger one.
+        mig = None
+        if prev.mig is not None and s.mig is not None:
+            mig = max(prev.mig, s.mig, key=lambda p: (p.memory_gb, p.compute))
+        reason = prev.reason if prev.count >= s.count else s.reason
+        per_container[g.container] = GpuSizing(count, mig, reason, prev.resource)
+    waste: list[WasteFinding] = []
+    costs: list[CostItem] = []
+    for g in gpus:
+        cost = prices.gpu_cost(nodes.get(g.node), gpu_equivalents(g))
+        finding = find_idle(
+            g, policy.gpu_idle_threshold, policy.gpu_idle_window_hours, cost.hourly, cost.basis
+        )
+        if finding is not None:
+            waste.append(finding)
+        costs.append(
+            CostItem(
+                workload=g.workload,
+                container=g.container,
+                pod=g.pod,
+                node=g.node,
+                gpus=gpu_equivalents(g),
+                hourly_cost=cost.hourly,
+                wasted_hourly_cost=cost.hourly if finding is not None else 0.0,
+                basis=cost.basis,
+                instance_type=cost.instance_type,
+            )
+        )
+    migs = {s.mig.resource for s in per_container.values() if s.mig is not None}
+    all_idle = len(waste) == len(gpus) and bool(gpus)
+    summary = GpuRecommendation(
+        model=gpus[0].model_name,
+        allocated=sum(g.gpu_count for g in gpus),
+        sm_active_p95=max(g.activity.p95 for g in gpus),
+        fb_used_max_bytes=int(max(g.fb_used_max_mib for g in gpus) * MIB),
+        idle=all_idle,
+        idle_since=max(w.idle_since for w in waste) if all_idle else None,
+        suggested_resource=next(iter(migs)) if len(migs) == 1 and len(per_container) == 1 else None,
+        hourly_cost=sum(c.hourly_cost for c in costs),
+        wasted_hourly_cost=sum(c.wasted_hourly_cost for c in costs),
+        activity_signal=gpus[0].activity_signal,
+    )
+    return per_container, summary, waste, costs
+
+
+def _gpu_confidence(gpus: Sequence[GpuUsage], policy: SizingPolicy) -> float:
+    """For a container known only from DCGM: span of its activity series over confidence_full_days."""
+    span_days = max(
+        (len(g.activity_series) * g.activity_series.step_seconds / SECONDS_PER_DAY for g in gpus), default=0.0
+    )
+    return (
+        max(0.0, min(1.0, span_days / policy.confidence_full_days))
+        if policy.confidence_full_days > 0
+        else 1.0
+    )
+
+
+def _bounded_count(resource: str, count: int, user: ContainerPolicy | None) -> tuple[int, str | None]:
+    """A GPU count clipped to the user's whole-number bounds for `resource` (bounds win)."""
+    if user is None:
+        return count, None
+    lo, hi = user.min_allowed.get(resource), user.max_allowed.get(resource)
+    if hi is not None and count > hi:
+        bounded = max(0, math.floor(hi))
+        return bounded, f"{resource} clipped to maxAllowed {bounded} (wanted {count})"
+    if lo is not None and count < lo:
+        bounded = math.ceil(lo)
+        return bounded, f"{resource} raised to minAllowed {bounded} (wanted {count})"
+    return count, None
+
+
+def _size_container(
+    usage: ContainerUsage,
+    autoscaler: Autoscaler | None,
+    policy: SizingPolicy,
+    bounds: Sequence[ContainerPolicy],
+) -> ContainerSizing:
+    if autoscaler is not None and is_autopilot(autoscaler) and not usage.init_container:
+        return size_autopilot(usage, autoscaler, policy, bounds)
+    return size_static(usage, policy, bounds)
+
+
+def recommend_workload(
+    workload: WorkloadRef,
+    snapshot: UsageSnapshot,
+    policy: SizingPolicy,
+    prices: PriceTable,
+    now: datetime,
+    bounds: Sequence[ContainerPolicy] = (),
+) -> WorkloadResult:
+    containers = [c for c in snapshot.containers if c.workload == workload]
+    gpus = [g for g in snapshot.gpus if g.workload == workload]
+    autoscaler = next((a for a in snapshot.autoscalers if a.workload == workload), None)
+    nodes = {n.name: n for n in snapshot.nodes}
+    mode: SizingMode = "autopilot" if is_autopilot(autoscaler) else "static"
+
+    sized = {c.container: _size_container(c, autoscaler, policy, bounds) for c in containers}
+    gpu_rec: GpuRecommendation | None = None
+    waste: list[WasteFinding] = []
+    costs: list[CostItem] = []
+    gpu_sizing: dict[str, GpuSizing] = {}
+    if gpus:
+        gpu_sizing, gpu_rec, waste, costs = _gpu_part(gpus, policy, prices, nodes)
+
+    out: list[ContainerRecommendation] = []
+    for name in sorted(set(sized) | set(gpu_sizing)):
+        s = sized.get(name)
+        g = gpu_sizing.get(name)
+        requests, limits = s.formatted() if s is not None else ({}, {})
+        reasons = [s.reason] if s is not None else []
+        if g is not None:
+            reasons.append(g.reason)
+            if g.resource is not None:
+                count, note = _bounded_count(g.resource, g.count, policy_for(name, bounds))
+                requests[g.resource] = limits[g.resource] = format_count(count)
+                if note:
+                    reasons.append(note)
+        if s is not None:
+            confidence, low = s.confidence, s.low_confidence
+        else:
+            confidence = _gpu_confidence([x for x in gpus if x.container == name], policy)
+            low = is_low(confidence, policy)
+            if low:
+                reasons.append(f"low confidence {confidence:.2f} (short GPU history): not applied")
+        out.append(
+            ContainerRecommendation(
+                name=name,
+                requests=requests,
+                limits=limits,
+                confidence=confidence,
+                reason="; ".join(reasons),
+                low_confidence=low,
+            )
+        )
+
+    forecast: Forecast | None = None
+    forecast_note = ""
+    demand = next((d for d in snapshot.demand if d.workload == workload), None)
+    if demand is not None:
+        try:
+            forecast = forecast_demand(demand, policy.forecast_horizon_days)
+        except ValueError as exc:  # a forecast is extra information; sizing stands without it
+            forecast_note = f"; forecast unavailable: {exc}"
+
+    if autoscaler is not None and mode == "autopilot":
+        reason = f"autopilot: {label(autoscaler)}"
+    elif autoscaler is not None:
+        reason = f"static: {autoscaler.kind} {autoscaler.name} targets neither cpu nor memory"
+    else:
+        reason = "static: no horizontal autoscaler"
+    reason += forecast_note
+    rec = Recommendation(
+        target=workload,
+        generated_at=now,
+        window=Window(
+            snapshot.window_start,
+            snapshot.window_end,
+            max((c.samples for c in containers), default=0),
+        ),
+        sizing_mode=mode,
+        containers=tuple(out),
+        reason=reason,
+        gpu=gpu_rec,
+        forecast=forecast,
+        policy=tuple(bounds),
+    )
+    return WorkloadResult(rec, tuple(waste), tuple(costs))
+
+
+def recommend(
+    snapshot: UsageSnapshot,
+    policy: SizingPolicy,
+    prices: PriceTable,
+    now: datetime,
+    bounds: Mapping[WorkloadRef, tuple[ContainerPolicy, ...]] | None = None,
+) -> RecommendationRun:
+    """Size every workload of the snapshot; a failing workload becomes a Skipped entry."""
+    bounds = bounds or {}
+    recs: list[Recommendation] = []
+    skipped: list[Skipped] = list(snapshot.skipped)
+    waste: list[WasteFinding] = []
+    costs: list[CostItem] = []
+    for workload in snapshot.workloads():
+        try:
+            result = recommend_workload(workload, snapshot, policy, prices, now, bounds.get(workload, ()))
+        except Exception as exc:  # one bad workload never stops the run
+            skipped.append(Skipped(str(workload), f"sizing failed: {type(exc).__name__}: {exc}"))
+            continue
+        recs.append(result.recommendation)
+        waste.extend(result.waste)
+        costs.extend(result.costs)
+    return RecommendationRun(tuple(recs), tuple(skipped), tuple(waste), CostReport.of(costs))

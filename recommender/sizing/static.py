@@ -1,0 +1,124 @@
+"""Static sizing for workloads no horizontal autoscaler scales: history near P99 plus a safety margin."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from recommender.api.resource import ContainerPolicy
+from recommender.model import ContainerUsage
+from recommender.sizing import confidence as conf
+from recommender.sizing.bounds import clip, policy_for
+from recommender.sizing.estimators import (
+    ConfidenceEstimator,
+    Estimate,
+    Estimator,
+    FloorAtPeak,
+    MarginEstimator,
+    MinMaxEstimator,
+    OomBump,
+    PercentileEstimator,
+    Resource,
+    fmt,
+    join_steps,
+    round_resource,
+)
+from recommender.sizing.policy import SizingPolicy
+
+
+@dataclass(frozen=True)
+class ContainerSizing:
+    """Requests and limits (base units) for one container, with the reason and confidence."""
+
+    container: str
+    requests: dict[str, float]
+    limits: dict[str, float]
+    reason: str
+    confidence: float
+    low_confidence: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def formatted(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Requests and limits as Kubernetes quantity strings."""
+        from recommender.api.quantity import format_resource
+
+        return (
+            {k: format_resource(k, v) for k, v in self.requests.items()},
+            {k: format_resource(k, v) for k, v in self.limits.items()},
+        )
+
+
+def _confident(inner: Estimator, policy: SizingPolicy) -> Estimator:
+    return ConfidenceEstimator(
+        inner,
+        partial(conf.confidence, policy=policy),
+        full_days=policy.confidence_full_days,
+        multiplier=policy.confidence_multiplier,
+        exponent=policy.confidence_exponent,
+        max_factor=policy.confidence_max_widening,
+    )
+
+
+def cpu_estimator(policy: SizingPolicy) -> Estimator:
+    """P99 -> + margin -> widened for thin history -> floor cpu_min_cores."""
+    base = MarginEstimator(PercentileEstimator("cpu", policy.cpu_percentile), policy.cpu_margin)
+    return MinMaxEstimator(_confident(base, policy), "cpu", minimum=policy.cpu_min_cores)
+
+
+def memory_estimator(policy: SizingPolicy) -> Estimator:
+    """P99 -> + margin -> widened -> never below the peak -> OOM bump -> floor memory_min_bytes."""
+    base = MarginEstimator(PercentileEstimator("memory", policy.memory_percentile), policy.memory_margin)
+    bumped = OomBump(FloorAtPeak(_confident(base, policy)), policy.oom_bump_factor, policy.oom_bump_min_bytes)
+    return MinMaxEstimator(bumped, "memory", minimum=policy.memory_min_bytes)
+
+
+def finish(
+    usage: ContainerUsage,
+    estimates: dict[Resource, Estimate],
+    policy: SizingPolicy,
+    bounds: Sequence[ContainerPolicy],
+    prefix: str = "",
+) -> ContainerSizing:
+    """Apply bounds, rounding and limits to per-resource estimates and write the reason."""
+    user = policy_for(usage.container, bounds)
+    requests: dict[str, float] = {}
+    parts: list[str] = []
+    notes: list[str] = []
+    for resource, e in estimates.items():
+        if not math.isfinite(e.value) or e.value < 0:
+            raise ValueError(
+                f"container {usage.container!r}: {resource} estimate {e.value} is not a finite amount "
+                "(usage data has NaN/inf or negative values)"
+            )
+        clipped = clip(resource, e.value, user)
+        requests[resource] = round_resource(resource, clipped.value)
+        parts.append(f"{resource}: {join_steps(e.steps) or fmt(resource, e.value)}")
+        if clipped.note:
+            notes.append(clipped.note)
+    limits: dict[str, float] = {}
+    if "memory" in requests:
+        limits["memory"] = round_resource("memory", requests["memory"] * policy.memory_limit_factor)
+    if "cpu" in requests and policy.cpu_limit_factor is not None:
+        limits["cpu"] = round_resource("cpu", requests["cpu"] * policy.cpu_limit_factor)
+    value = conf.confidence(usage, policy)
+    low = conf.is_low(value, policy)
+    reason = "; ".join([p for p in [prefix] if p] + parts + notes)
+    if low:
+        reason += f"; low {conf.describe(usage, value)}: not applied"
+    return ContainerSizing(usage.container, requests, limits, reason, value, low, tuple(notes))
+
+
+def size_static(
+    usage: ContainerUsage, policy: SizingPolicy, bounds: Sequence[ContainerPolicy] = ()
+) -> ContainerSizing:
+    """CPU request from P99 + margin; memory request from P99 + margin, never below the peak, bumped
+    after an OOM kill; memory limit = request x memory_limit_factor; no CPU limit unless
+    cpu_limit_factor is set; floors; then the user's bounds, which win over everything.
+    """
+    estimates: dict[Resource, Estimate] = {
+        "cpu": cpu_estimator(policy).explain(usage),
+        "memory": memory_estimator(policy).explain(usage),
+    }
+    return finish(usage, estimates, policy, bounds)
