@@ -1,0 +1,259 @@
+"""What the console shows, as frozen values behind one narrow protocol, so pages and API never see sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from recommender.api.identity import WorkloadRef
+from recommender.api.resource import SizingMode
+from recommender.model import FloatArray
+
+Mode = Literal["off", "dry-run", "auto"]
+MODES: tuple[Mode, ...] = ("off", "dry-run", "auto")
+ChartUnit = Literal["cores", "bytes", "ratio", "MiB"]
+
+
+@dataclass(frozen=True)
+class ContainerRow:
+    """One container of a workload: requests today (per pod, base units) next to the recommendation."""
+
+    name: str
+    current_requests: Mapping[str, float]
+    recommended_requests: Mapping[str, float]
+    recommended_limits: Mapping[str, float]
+    confidence: float
+    low_confidence: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    """One workload of the overview; `pods` are its app pods only (never deployer or hook pods)."""
+
+    workload: WorkloadRef
+    mode: Mode
+    mode_source: str
+    sizing_mode: SizingMode
+    reason: str
+    pods: tuple[str, ...]
+    containers: tuple[ContainerRow, ...]
+    gpu_hourly_cost: float = 0.0
+    gpu_wasted_hourly_cost: float = 0.0
+    gpu_allocated: int = 0
+    gpu_suggested_resource: str | None = None
+
+
+@dataclass(frozen=True)
+class MigInstance:
+    """One MIG GPU instance on a physical GPU, and the pod holding it (None: free or not reported)."""
+
+    profile: str
+    instance_id: str
+    pod: str | None
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """One physical GPU of a node as dcgm-exporter reports it."""
+
+    index: str
+    uuid: str
+    model: str
+    pods: tuple[str, ...] = ()
+    mig: tuple[MigInstance, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuNode:
+    """A node with GPUs: inventory from its labels, allocation from its pods' requests."""
+
+    name: str
+    model: str | None
+    gpu_count: int
+    gpu_memory_mib: float | None
+    instance_type: str | None
+    capacity_type: str
+    mig_strategy: str | None
+    allocated_gpus: int
+    allocated_mig: Mapping[str, int] = field(default_factory=dict)
+    devices: tuple[GpuDevice, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuPodRow:
+    """GPU use of one container of one pod over the window (activity and DRAM as 0-1 ratios)."""
+
+    workload: WorkloadRef
+    pod: str
+    container: str
+    node: str
+    model: str
+    gpu_count: int
+    mig_profile: str | None
+    activity_signal: str
+    activity_p95: float
+    activity_mean: float
+    dram_active_p95: float | None
+    fb_used_max_mib: float
+    fb_total_mib: float
+    hourly_cost: float
+    idle: bool
+
+
+@dataclass(frozen=True)
+class WasteRow:
+    """An idle GPU pod: whole GPUs held while activity stayed under the threshold."""
+
+    workload: WorkloadRef
+    pod: str
+    container: str
+    node: str
+    model: str
+    gpus: int
+    activity_signal: str
+    idle_since: datetime
+    idle_hours: float
+    threshold: float
+    wasted_hourly_cost: float
+    price_basis: str
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """GPU cost of one subject (a workload, a namespace, the cluster), $ per hour."""
+
+    subject: str
+    hourly: float
+    wasted_hourly: float
+
+
+@dataclass(frozen=True)
+class CostRollup:
+    """GPU cost per workload, per namespace and for the cluster."""
+
+    by_workload: tuple[CostLine, ...] = ()
+    by_namespace: tuple[CostLine, ...] = ()
+    cluster: CostLine = CostLine("cluster", 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    """Something left out of the workloads (deployer/hook pods, bare pods, failed sizing), and why."""
+
+    subject: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PodRow:
+    """A pod that belongs to a workload, for drill-down links."""
+
+    namespace: str
+    name: str
+    node: str
+    workload: WorkloadRef
+    has_gpu: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Line:
+    """One plotted series: epoch-second timestamps and values (NaN = gap)."""
+
+    label: str
+    timestamps: FloatArray
+    values: FloatArray
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A horizontal reference line on a chart (a request, a recommendation, a capacity)."""
+
+    label: str
+    value: float
+
+
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """One chart of a pod drill-down."""
+
+    key: str
+    title: str
+    unit: ChartUnit
+    lines: tuple[Line, ...]
+    references: tuple[Reference, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class PodDetail:
+    """A pod's time series: CPU and memory per container, DCGM activity, DRAM and framebuffer per GPU."""
+
+    pod: PodRow
+    charts: tuple[Chart, ...]
+
+
+@dataclass(frozen=True)
+class Meta:
+    """Where the data comes from and which window it covers."""
+
+    source: str
+    generated_at: datetime
+    window_start: datetime
+    window_end: datetime
+
+
+class ConsoleData(Protocol):
+    """Everything the console reads; implementations precompute, the console never calls a source."""
+
+    def meta(self) -> Meta: ...
+    def workloads(self) -> Sequence[WorkloadRow]: ...
+    def skipped(self) -> Sequence[SkippedRow]: ...
+    def gpu_nodes(self) -> Sequence[GpuNode]: ...
+    def gpu_pods(self) -> Sequence[GpuPodRow]: ...
+    def waste(self) -> Sequence[WasteRow]: ...
+    def costs(self) -> CostRollup: ...
+    def pods(self) -> Sequence[PodRow]: ...
+    def pod_detail(self, namespace: str, name: str) -> PodDetail | None: ...
+
+
+@dataclass(frozen=True, eq=False)
+class StaticConsoleData:
+    """ConsoleData from values held in memory (hand-built in tests, or computed once by a builder)."""
+
+    info: Meta
+    workload_rows: tuple[WorkloadRow, ...] = ()
+    skipped_rows: tuple[SkippedRow, ...] = ()
+    nodes: tuple[GpuNode, ...] = ()
+    gpu_pod_rows: tuple[GpuPodRow, ...] = ()
+    waste_rows: tuple[WasteRow, ...] = ()
+    cost_rollup: CostRollup = CostRollup()
+    details: tuple[PodDetail, ...] = ()
+
+    def meta(self) -> Meta:
+        return self.info
+
+    def workloads(self) -> Sequence[WorkloadRow]:
+        return self.workload_rows
+
+    def skipped(self) -> Sequence[SkippedRow]:
+        return self.skipped_rows
+
+    def gpu_nodes(self) -> Sequence[GpuNode]:
+        return self.nodes
+
+    def gpu_pods(self) -> Sequence[GpuPodRow]:
+        return self.gpu_pod_rows
+
+    def waste(self) -> Sequence[WasteRow]:
+        return self.waste_rows
+
+    def costs(self) -> CostRollup:
+        return self.cost_rollup
+
+    def pods(self) -> Sequence[PodRow]:
+        return tuple(d.pod for d in self.details)
+
+    def pod_detail(self, namespace: str, name: str) -> PodDetail | None:
+        return next((d for d in self.details if d.pod.namespace == namespace and d.pod.name == name), None)

@@ -1,0 +1,30 @@
+"""Console data for the built-in demo cluster: demo samples -> aggregate -> sizing run -> console values."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from recommender.console.build import build_console_data
+from recommender.console.data import Mode, StaticConsoleData
+from recommender.sizing.cost import PriceTable
+from recommender.sizing.engine import recommend
+from recommender.sizing.policy import SizingPolicy
+from recommender.sources.demo import build_demo_dataset
+from recommender.usage.aggregate import aggregate
+
+
+class DemoConsoleData:
+    """Builds the demo's ConsoleData (computed once; the result is immutable)."""
+
+    @staticmethod
+    def build(
+        now: datetime,
+        *,
+        policy: SizingPolicy | None = None,
+        prices: PriceTable | None = None,
+        default_mode: Mode = "dry-run",
+    ) -> StaticConsoleData:
+        raw = build_demo_dataset(now)
+        snapshot = aggregate(raw, source="demo")
+        run = recommend(snapshot, policy or SizingPolicy(), prices or PriceTable.load(None), now)
+        return build_console_data(raw, snapshot, run, now, default_mode=default_mode)

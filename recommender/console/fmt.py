@@ -1,0 +1,69 @@
+"""How the console writes numbers for people: Kubernetes-style quantities, dollars, percentages, times."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+MIB = 1024.0 * 1024.0
+GIB = 1024.0 * MIB
+NONE = "—"
+
+
+def cpu(cores: float | None) -> str:
+    """0.25 -> "250m"; 1.5 -> "1.50" (cores); parseable as a Kubernetes quantity."""
+    if cores is None:
+        return NONE
+    if abs(cores) < 1.0:
+        return f"{round(cores * 1000)}m"
+    return f"{cores:.2f}"
+
+
+def memory(bytes_: float | None) -> str:
+    """Bytes -> "512Mi" or "1.50Gi"; parseable as a Kubernetes quantity."""
+    if bytes_ is None:
+        return NONE
+    if abs(bytes_) < GIB:
+        return f"{round(bytes_ / MIB)}Mi"
+    return f"{bytes_ / GIB:.2f}Gi"
+
+
+def mib(value: float | None) -> str:
+    """A MiB figure (dcgm framebuffer) written as a memory quantity."""
+    return NONE if value is None else memory(value * MIB)
+
+
+def count(value: float | None) -> str:
+    if value is None:
+        return NONE
+    return str(round(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def dollars(value: float | None) -> str:
+    """$ per hour with three decimals: "$1.234/h"."""
+    return NONE if value is None else f"${value:.3f}/h"
+
+
+def percent(ratio: float | None) -> str:
+    """A 0-1 ratio as "12.3%"."""
+    return NONE if ratio is None else f"{ratio * 100:.1f}%"
+
+
+def hours(value: float) -> str:
+    return f"{value:.1f} h"
+
+
+def when(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def by_unit(unit: str, value: float) -> str:
+    """A chart axis value in the chart's unit."""
+    if unit == "cores":
+        return cpu(value)
+    if unit == "bytes":
+        return memory(value)
+    if unit == "MiB":
+        return mib(value)
+    if unit == "ratio":
+        return percent(value)
+    return f"{value:g}"

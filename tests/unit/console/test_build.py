@@ -1,0 +1,240 @@
+"""build_console_data over a small hand-built cluster run through the real aggregate and sizing engine."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from recommender.api.identity import WorkloadRef
+from recommender.console.build import build_console_data, workload_mode
+from recommender.console.data import StaticConsoleData
+from recommender.console.demo import DemoConsoleData
+from recommender.model import NodeInfo
+from recommender.sizing.cost import PriceTable
+from recommender.sizing.engine import recommend
+from recommender.sizing.policy import SizingPolicy
+from recommender.usage.aggregate import aggregate
+from recommender.usage.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
+
+MIB = 1024.0 * 1024.0
+END = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+START = END - timedelta(days=2)
+N = 2 * 288
+TS = START.timestamp() + 300.0 * np.arange(N, dtype=np.float64)
+BILLING = WorkloadRef("legacy", "DeploymentConfig", "billing")
+TRAIN = WorkloadRef("ml", "Deployment", "train")
+
+
+def _pod(ns: str, name: str, node: str, owner: tuple[str, str] | None, **kw: object) -> PodInfo:
+    return PodInfo(ns, name, node, owner[0] if owner else None, owner[1] if owner else None, **kw)  # type: ignore[arg-type]
+
+
+def _samples(ns: str, pod: str, container: str, cpu: float, mem_mib: float) -> ContainerSamples:
+    return ContainerSamples(ns, pod, container, TS, np.full(N, cpu), np.full(N, mem_mib * MIB))
+
+
+def _gpu(pod: str, index: str, uuid: str, activity: float, **kw: object) -> GpuSamples:
+    return GpuSamples(
+        "ml",
+        pod,
+        "trainer" if pod else "",
+        "gpu-1",
+        index,
+        uuid,
+        "NVIDIA A100 80GB PCIe",
+        TS,
+        np.full(N, 20000.0),
+        np.full(N, 61920.0),
+        sm_active=np.full(N, activity),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _raw() -> RawDataset:
+    req = {"cpu": 1.0, "memory": 1024 * MIB}
+    gpu_req = {"cpu": 4.0, "memory": 8192 * MIB, "nvidia.com/gpu": 1.0}
+    pods = (
+        _pod(
+            "legacy",
+            "billing-7-abcde",
+            "node-1",
+            ("ReplicationController", "billing-7"),
+            annotations={"podsizer.io/mode": "auto"},
+            requests={"billing": req},
+        ),
+        # Deployer and hook pods: the hook copies the app's resources, GPUs included.
+        _pod(
+            "legacy",
+            "billing-7-deploy",
+            "gpu-1",
+            ("ReplicationController", "billing-7"),
+            labels={"openshift.io/deployer-pod-for.name": "billing-7"},
+            requests={"deployment": {"nvidia.com/gpu": 1.0}},
+        ),
+        _pod(
+            "legacy",
+            "billing-7-hook-pre",
+            "gpu-1",
+            None,
+            labels={
+                "openshift.io/deployer-pod.type": "hook-pre",
+                "openshift.io/deployer-pod-for.name": "billing-7",
+            },
+            requests={"billing": {"nvidia.com/gpu": 2.0}},
+        ),
+        _pod("ml", "train-6d4f-x1", "gpu-1", ("ReplicaSet", "train-6d4f"), requests={"trainer": gpu_req}),
+        _pod(
+            "ml",
+            "infer-6d4f-x1",
+            "gpu-1",
+            ("ReplicaSet", "infer-6d4f"),
+            annotations={"podsizer.io/mode": "sideways"},
+            requests={"server": {"cpu": 1.0, "memory": 2048 * MIB, "nvidia.com/mig-3g.40gb": 1.0}},
+        ),
+    )
+    owners = (
+        OwnerLink("legacy", "ReplicationController", "billing-7", "DeploymentConfig", "billing"),
+        OwnerLink("ml", "ReplicaSet", "train-6d4f", "Deployment", "train"),
+        OwnerLink("ml", "ReplicaSet", "infer-6d4f", "Deployment", "infer"),
+    )
+    containers = (
+        _samples("legacy", "billing-7-abcde", "billing", 0.2, 300),
+        _samples("legacy", "billing-7-deploy", "deployment", 3.0, 4000),
+        _samples("legacy", "billing-7-hook-pre", "billing", 3.0, 4000),
+        _samples("ml", "train-6d4f-x1", "trainer", 2.0, 4096),
+        _samples("ml", "infer-6d4f-x1", "server", 0.5, 1024),
+    )
+    gpus = (
+        _gpu("train-6d4f-x1", "1", "GPU-1111", 0.01),
+        GpuSamples(
+            "ml",
+            "infer-6d4f-x1",
+            "server",
+            "gpu-1",
+            "0",
+            "GPU-0000",
+            "NVIDIA A100 80GB PCIe",
+            TS,
+            np.full(N, 9000.0),
+            np.full(N, 31000.0),
+            gr_engine_active=np.full(N, 0.3),
+            mig_profile="3g.40gb",
+            mig_instance_id="1",
+        ),
+        GpuSamples(
+            "",
+            "",
+            "",
+            "gpu-1",
+            "0",
+            "GPU-0000",
+            "NVIDIA A100 80GB PCIe",
+            TS,
+            np.full(N, 0.0),
+            np.full(N, 40000.0),
+            gr_engine_active=np.zeros(N),
+            mig_profile="4g.40gb",
+            mig_instance_id="2",
+        ),
+    )
+    nodes = (
+        NodeInfo(
+            "gpu-1",
+            "p4de.24xlarge",
+            "on-demand",
+            "NVIDIA-A100-80GB-PCIe",
+            2,
+            81920.0,
+            labels={"nvidia.com/mig.strategy": "mixed"},
+        ),
+    )
+    return RawDataset(START, END, pods, owners, containers, gpus, nodes=nodes)
+
+
+@pytest.fixture(scope="module")
+def data() -> StaticConsoleData:
+    raw = _raw()
+    snapshot = aggregate(raw, source="test")
+    run = recommend(snapshot, SizingPolicy(), PriceTable.load(None), END)
+    return build_console_data(raw, snapshot, run, END)
+
+
+def test_deployment_configs_are_workloads_and_deployer_hook_pods_are_not(data: StaticConsoleData) -> None:
+    refs = {w.workload for w in data.workloads()}
+    assert BILLING in refs
+    billing = next(w for w in data.workloads() if w.workload == BILLING)
+    assert billing.pods == ("billing-7-abcde",)
+    assert {p.name for p in data.pods()} == {"billing-7-abcde", "train-6d4f-x1", "infer-6d4f-x1"}
+    skipped = {s.subject for s in data.skipped()}
+    assert {"legacy/pod/billing-7-deploy", "legacy/pod/billing-7-hook-pre"} <= skipped
+    assert data.pod_detail("legacy", "billing-7-hook-pre") is None
+
+
+def test_current_requests_come_from_the_pods_and_recommendations_from_the_run(
+    data: StaticConsoleData,
+) -> None:
+    billing = next(w for w in data.workloads() if w.workload == BILLING)
+    (c,) = billing.containers
+    assert c.current_requests == {"cpu": 1.0, "memory": 1024 * MIB}
+    assert 0.2 < c.recommended_requests["cpu"] < 0.5  # flat 0.2 cores + margin, never the hook's 3 cores
+    assert billing.mode == "auto" and billing.mode_source == "podsizer.io/mode annotation"
+
+
+def test_invalid_mode_annotation_falls_back_to_the_default_and_says_so(data: StaticConsoleData) -> None:
+    infer = next(w for w in data.workloads() if w.workload.name == "infer")
+    assert infer.mode == "dry-run"
+    assert "invalid podsizer.io/mode 'sideways'" in infer.mode_source
+    train = next(w for w in data.workloads() if w.workload == TRAIN)
+    assert (train.mode, train.mode_source) == ("dry-run", "default")
+
+
+def test_exclude_annotation_means_off() -> None:
+    pod = PodInfo(
+        "a",
+        "p",
+        "n",
+        "StatefulSet",
+        "s",
+        annotations={"podsizer.io/exclude": "true", "podsizer.io/mode": "auto"},
+    )
+    assert workload_mode([pod], "dry-run") == ("off", "podsizer.io/exclude annotation")
+
+
+def test_gpu_node_inventory_counts_app_pods_only_and_shows_the_mig_layout(data: StaticConsoleData) -> None:
+    (node,) = data.gpu_nodes()
+    assert node.gpu_count == 2 and node.mig_strategy == "mixed"
+    assert node.allocated_gpus == 1  # train's GPU; the deployer's and hook's GPUs are not app allocations
+    assert dict(node.allocated_mig) == {"3g.40gb": 1}
+    gpu0 = next(d for d in node.devices if d.index == "0")
+    assert [(m.profile, m.pod) for m in gpu0.mig] == [("3g.40gb", "ml/infer-6d4f-x1"), ("4g.40gb", None)]
+
+
+def test_idle_gpu_is_a_waste_finding_and_priced(data: StaticConsoleData) -> None:
+    (finding,) = data.waste()
+    assert finding.pod == "train-6d4f-x1" and finding.gpus == 1
+    assert finding.wasted_hourly_cost == pytest.approx(27.44705 / 8)
+    row = next(g for g in data.gpu_pods() if g.pod == "train-6d4f-x1")
+    assert row.idle and row.hourly_cost == pytest.approx(27.44705 / 8)
+    assert data.costs().cluster.wasted_hourly == pytest.approx(27.44705 / 8)
+
+
+def test_pod_detail_has_cpu_memory_and_dcgm_charts_with_request_lines(data: StaticConsoleData) -> None:
+    detail = data.pod_detail("ml", "train-6d4f-x1")
+    assert detail is not None
+    charts = {c.key: c for c in detail.charts}
+    assert set(charts) == {"cpu", "memory", "gpu-activity", "framebuffer"}  # no DRAM series exported
+    assert {r.label: r.value for r in charts["cpu"].references}["trainer request"] == 4.0
+    assert charts["gpu-activity"].lines[0].values.size == N
+    assert charts["framebuffer"].references[0].value == pytest.approx(81920.0)
+    assert charts["framebuffer"].references[0].label == "framebuffer size"
+
+
+def test_demo_console_data_hides_deployer_pods_and_lists_the_deploymentconfig() -> None:
+    data = DemoConsoleData.build(END)
+    names = {p.name for p in data.pods()}
+    assert not any(n.endswith("-deploy") or "-hook-" in n for n in names)
+    assert any(w.workload.kind == "DeploymentConfig" for w in data.workloads())
+    assert data.waste(), "the demo has an idle notebook GPU"
+    assert data.costs().cluster.hourly == pytest.approx(sum(c.hourly for c in data.costs().by_namespace))
