@@ -1,0 +1,712 @@
+"""A deterministic, realistic demo cluster (RawDataset) so podsizer can be tried without a cluster.
+
+Contents (namespaces and workloads; every series has daily + weekly seasonality and noise):
+
+- shop: Deployment `storefront` (over-provisioned web frontend, 3 replicas), Deployment `checkout-api`
+  (under-provisioned; one pod OOMKilled near its 512Mi limit), StatefulSet `postgres` (2 replicas,
+  `metrics-exporter` sidecar, `init-chmod` init container), Deployment `search` (HPA, cpu target 0.7;
+  replica count follows the daily load, per-replica usage stays steady; a new pod per scale-up).
+- platform: DaemonSet `fluent-bit` (log agent, one pod per node), Argo Rollout `api-gateway` (two
+  ReplicaSet revisions owned by the Rollout, label rollouts-pod-template-hash), Deployment
+  `feature-flags` (started 6 hours ago: too little history, low confidence).
+- legacy (OpenShift): DeploymentConfig `billing` (RCs `billing-6` then `billing-7`, rolled out two days
+  ago), its deployer pod `billing-7-deploy` and hook pod `billing-7-hook-pre` with big short-lived usage
+  (both must be excluded from every aggregate).
+- ml (GPUs): StatefulSet `llm-pretrain` (2 pods x 8 H100 on p5.48xlarge spot nodes, SM_ACTIVE exported),
+  StatefulSet `bert-finetune` (4 A100 on a p4d.24xlarge on-demand node, default counters:
+  GR_ENGINE_ACTIVE only, ~0.35 active), Deployment `reranker` (1 A100, ~3 GiB framebuffer and ~0.06
+  activity: fits a 1g.5gb MIG slice), Deployment `embeddings` (2 pods on L40S g6e.xlarge nodes whose
+  exporter has no profiling metrics: GPU_UTIL fallback), Deployment `notebook` (an L40S whose SM
+  activity is ~0.01 for the last 30 hours: idle). Three A100s of the p4d node are not attached to pods.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+from recommender.api.identity import WorkloadRef
+from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
+from recommender.usage.aggregate import aggregate, clip
+from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+
+MIB = float(1024 * 1024)
+GIB = 1024 * MIB
+DAY = 86400.0
+HOUR = 3600.0
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' name-suffix alphabet
+
+
+@dataclass(frozen=True)
+class _GpuNode:
+    name: str
+    instance_type: str
+    spot: bool
+    product: str  # GFD label value
+    model: str  # DCGM modelName
+    count: int
+    memory_mib: float
+    reserved_mib: float
+    signals: tuple[str, ...]  # which activity fields this node's exporter exports
+
+
+_GENERAL_NODES = (
+    ("ip-10-0-1-11.ec2.internal", "m6i.4xlarge", False),
+    ("ip-10-0-1-12.ec2.internal", "m6i.4xlarge", False),
+    ("ip-10-0-1-13.ec2.internal", "m6i.4xlarge", False),
+    ("ip-10-0-1-14.ec2.internal", "m6i.4xlarge", True),
+)
+_A100 = _GpuNode(
+    "ip-10-0-2-21.ec2.internal",
+    "p4d.24xlarge",
+    False,
+    "NVIDIA-A100-SXM4-40GB",
+    "NVIDIA A100-SXM4-40GB",
+    8,
+    40960.0,
+    512.0,
+    ("GR_ENGINE_ACTIVE", "GPU_UTIL"),
+)
+_H100 = tuple(
+    _GpuNode(
+        f"ip-10-0-3-3{i}.ec2.internal",
+        "p5.48xlarge",
+        True,
+        "NVIDIA-H100-80GB-HBM3",
+        "NVIDIA H100 80GB HBM3",
+        8,
+        81559.0,
+        579.0,
+        ("SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"),
+    )
+    for i in (1, 2)
+)
+_L40S_SM = _GpuNode(
+    "ip-10-0-4-41.ec2.internal",
+    "g6e.xlarge",
+    False,
+    "NVIDIA-L40S",
+    "NVIDIA L40S",
+    1,
+    46068.0,
+    608.0,
+    ("SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"),
+)
+_L40S_UTIL = tuple(
+    _GpuNode(
+        f"ip-10-0-4-4{i}.ec2.internal",
+        "g6e.xlarge",
+        False,
+        "NVIDIA-L40S",
+        "NVIDIA L40S",
+        1,
+        46068.0,
+        608.0,
+        ("GPU_UTIL",),
+    )
+    for i in (2, 3)
+)
+_GPU_NODES = (_A100, *_H100, _L40S_SM, *_L40S_UTIL)
+
+
+@dataclass
+class _Builder:
+    rng: np.random.Generator
+    ts: FloatArray
+    pods: list[PodInfo] = field(default_factory=list)
+    owners: list[OwnerLink] = field(default_factory=list)
+    containers: list[ContainerSamples] = field(default_factory=list)
+    gpus: list[GpuSamples] = field(default_factory=list)
+    ooms: list[OomKill] = field(default_factory=list)
+    autoscalers: list[Autoscaler] = field(default_factory=list)
+    nodes: list[NodeInfo] = field(default_factory=list)
+    gpu_serial: int = 0
+
+    # -- names ---------------------------------------------------------------------------------
+    def suffix(self, n: int) -> str:
+        return "".join(_ALPHABET[i] for i in self.rng.integers(0, len(_ALPHABET), n))
+
+    def uuid(self) -> str:
+        h = "".join(f"{b:02x}" for b in self.rng.integers(0, 256, 16))
+        return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+    # -- shapes --------------------------------------------------------------------------------
+    def load(self, mask: slice | FloatArray | None = None) -> FloatArray:
+        """0..1 load: low at 02:00 UTC, peak at 14:00 UTC, weekends at 55 %."""
+        ts = self.ts if mask is None else self.ts[mask]
+        hour = (ts % DAY) / HOUR
+        diurnal = 0.5 - 0.5 * np.cos(2 * np.pi * (hour - 2.0) / 24.0)
+        weekday = ((ts // DAY).astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; 0 = Monday
+        return np.asarray(diurnal * np.where(weekday >= 5, 0.55, 1.0), dtype=np.float64)
+
+    def noisy(self, values: FloatArray, rel: float, spikes: float = 0.0) -> FloatArray:
+        out = values * (1.0 + self.rng.normal(0.0, rel, values.size))
+        if spikes:
+            out = out * np.where(self.rng.random(values.size) < spikes, 1.8, 1.0)
+        return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
+
+    # -- objects -------------------------------------------------------------------------------
+    def pod(
+        self,
+        namespace: str,
+        name: str,
+        node: str,
+        owner: tuple[str, str] | None,
+        resources: dict[str, tuple[dict[str, float], dict[str, float]]],
+        *,
+        labels: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
+        init_containers: tuple[str, ...] = (),
+    ) -> None:
+        self.pods.append(
+            PodInfo(
+                namespace=namespace,
+                name=name,
+                node=node,
+                owner_kind=owner[0] if owner else None,
+                owner_name=owner[1] if owner else None,
+                labels=labels or {},
+                annotations=annotations or {},
+                requests={c: r for c, (r, _) in resources.items()},
+                limits={c: lim for c, (_, lim) in resources.items()},
+                init_containers=init_containers,
+            )
+        )
+
+    def series(
+        self, namespace: str, pod: str, container: str, ts: FloatArray, cpu: FloatArray, mem: FloatArray
+    ) -> None:
+        self.containers.append(ContainerSamples(namespace, pod, container, ts, cpu, mem))
+
+    def gpu(
+        self,
+        node: _GpuNode,
+        index: int,
+        namespace: str,
+        pod: str,
+        container: str,
+        activity: FloatArray,
+        fb_used: FloatArray,
+        uuid: str,
+    ) -> None:
+        n = self.ts.size
+        act = np.clip(activity, 0.0, 1.0)
+        used = np.clip(fb_used, 0.0, node.memory_mib - node.reserved_mib)
+        self.gpus.append(
+            GpuSamples(
+                namespace=namespace,
+                pod=pod,
+                container=container,
+                hostname=node.name,
+                gpu_index=str(index),
+                uuid=uuid,
+                model_name=node.model,
+                timestamps=self.ts,
+                fb_used_mib=np.round(used),
+                fb_free_mib=node.memory_mib - node.reserved_mib - np.round(used),
+                fb_reserved_mib=node.reserved_mib,
+                sm_active=act if "SM_ACTIVE" in node.signals else None,
+                # The graphics engine is busy whenever any SM is; it reads a little higher.
+                gr_engine_active=(
+                    np.clip(act * 1.08 + 0.01, 0.0, 1.0) if "GR_ENGINE_ACTIVE" in node.signals else None
+                ),
+                gpu_util_percent=(
+                    np.round(np.clip(act * 115.0, 0.0, 100.0)).astype(np.float64)
+                    if "GPU_UTIL" in node.signals
+                    else None
+                ),
+                dram_active=(
+                    np.clip(act * 0.6 + self.rng.normal(0, 0.01, n), 0.0, 0.8)
+                    if "GR_ENGINE_ACTIVE" in node.signals
+                    else None
+                ),
+            )
+        )
+
+
+def _step(ts: FloatArray) -> float:
+    return float(ts[1] - ts[0]) if ts.size > 1 else 300.0
+
+
+def _cpu(req: float, mem: float, mem_limit: float | None = None) -> tuple[dict[str, float], dict[str, float]]:
+    limits = {"memory": mem_limit if mem_limit is not None else mem}
+    return {"cpu": req, "memory": mem}, limits
+
+
+def _nodes(b: _Builder) -> list[str]:
+    for name, itype, spot in _GENERAL_NODES:
+        labels = {
+            "kubernetes.io/hostname": name,
+            "node.kubernetes.io/instance-type": itype,
+            "topology.kubernetes.io/region": "us-east-1",
+        }
+        if spot:
+            labels["eks.amazonaws.com/capacityType"] = "SPOT"
+        b.nodes.append(
+            NodeInfo(name, itype, "spot" if spot else "on-demand", region="us-east-1", labels=labels)
+        )
+    for g in _GPU_NODES:
+        labels = {
+            "kubernetes.io/hostname": g.name,
+            "node.kubernetes.io/instance-type": g.instance_type,
+            "topology.kubernetes.io/region": "us-east-1",
+            "karpenter.sh/capacity-type": "spot" if g.spot else "on-demand",
+            "nvidia.com/gpu.product": g.product,
+            "nvidia.com/gpu.count": str(g.count),
+            "nvidia.com/gpu.memory": str(int(g.memory_mib)),
+            "nvidia.com/mig.strategy": "mixed" if g is _A100 else "none",
+        }
+        b.nodes.append(
+            NodeInfo(
+                g.name,
+                g.instance_type,
+                "spot" if g.spot else "on-demand",
+                gpu_product=g.product,
+                gpu_count=g.count,
+                gpu_memory_mib=g.memory_mib,
+                region="us-east-1",
+                labels=labels,
+            )
+        )
+    return [n for n, _, _ in _GENERAL_NODES]
+
+
+def _replicaset(b: _Builder, ns: str, owner_kind: str, owner: str) -> str:
+    rs = f"{owner}-{b.suffix(10)}"
+    b.owners.append(OwnerLink(ns, "ReplicaSet", rs, owner_kind, owner))
+    return rs
+
+
+def _shop(b: _Builder, general: list[str]) -> None:
+    ns, ts, n = "shop", b.ts, b.ts.size
+    # storefront: asks for 2 cores / 4Gi, uses ~0.1-0.35 cores and ~400Mi.
+    rs = _replicaset(b, ns, "Deployment", "storefront")
+    for i in range(3):
+        pod = f"{rs}-{b.suffix(5)}"
+        b.pod(
+            ns,
+            pod,
+            general[i],
+            ("ReplicaSet", rs),
+            {"web": _cpu(2.0, 4 * GIB)},
+            labels={"app": "storefront", "pod-template-hash": rs.rsplit("-", 1)[1]},
+        )
+        b.series(
+            ns,
+            pod,
+            "web",
+            ts,
+            b.noisy(0.08 + 0.25 * b.load(), 0.12, 0.002),
+            b.noisy(np.full(n, 380 * MIB) + 40 * MIB * b.load(), 0.03),
+        )
+    # checkout-api: asks for 250m / 256Mi (limit 512Mi), uses up to ~1.2 cores and ~480Mi; one OOM kill.
+    rs = _replicaset(b, ns, "Deployment", "checkout-api")
+    limit = 512 * MIB
+    for i in range(2):
+        pod = f"{rs}-{b.suffix(5)}"
+        b.pod(
+            ns,
+            pod,
+            general[i + 1],
+            ("ReplicaSet", rs),
+            {"api": _cpu(0.25, 256 * MIB, limit)},
+            labels={"app": "checkout-api", "pod-template-hash": rs.rsplit("-", 1)[1]},
+        )
+        mem = b.noisy(300 * MIB + 150 * MIB * b.load(), 0.02)
+        if i == 0:
+            # A leak after a bad request: memory climbs to the limit over 3 hours, then the kill.
+            kill = int(np.clip(np.searchsorted(ts, ts[-1] - 1.5 * DAY), 1, n - 1))
+            ramp_len = max(1, min(kill, int(3 * HOUR / _step(ts))))
+            mem[kill - ramp_len : kill + 1] = np.linspace(mem[kill - ramp_len], 0.995 * limit, ramp_len + 1)
+            b.ooms.append(
+                OomKill(ns, pod, "api", datetime.fromtimestamp(float(ts[kill]), UTC), 0.998 * limit)
+            )
+            if kill + 1 < n:
+                mem[kill + 1] = 180 * MIB  # the restarted container
+        b.series(ns, pod, "api", ts, b.noisy(0.3 + 0.9 * b.load(), 0.1, 0.003), np.minimum(mem, limit))
+    # postgres: two replicas, a metrics sidecar and an init container that ran once at start.
+    for i in range(2):
+        pod = f"postgres-{i}"
+        b.pod(
+            ns,
+            pod,
+            general[i],
+            ("StatefulSet", "postgres"),
+            {
+                "postgres": _cpu(1.0, 2 * GIB),
+                "metrics-exporter": _cpu(0.05, 64 * MIB),
+                "init-chmod": _cpu(0.01, 16 * MIB),
+            },
+            labels={"app": "postgres", "statefulset.kubernetes.io/pod-name": pod},
+            init_containers=("init-chmod",),
+        )
+        growth = np.linspace(0.0, 200 * MIB, n)
+        b.series(
+            ns,
+            pod,
+            "postgres",
+            ts,
+            b.noisy(0.2 + 0.4 * b.load() * (1.0 if i == 0 else 0.4), 0.1),
+            b.noisy(1.3 * GIB + growth, 0.01),
+        )
+        b.series(
+            ns,
+            pod,
+            "metrics-exporter",
+            ts,
+            b.noisy(np.full(n, 0.01), 0.2),
+            b.noisy(np.full(n, 30 * MIB), 0.02),
+        )
+        b.series(ns, pod, "init-chmod", ts[:1], np.array([0.05]), np.array([8 * MIB]))
+    # search: HPA on cpu 70 %; total load 1..6 cores over the day, replicas = ceil(load / 0.7).
+    total = 1.0 + 5.0 * b.load()
+    replicas = np.clip(np.ceil(total / 0.7), 2, 12).astype(np.int64)
+    b.autoscalers.append(
+        Autoscaler(
+            WorkloadRef(ns, "Deployment", "search"),
+            "HorizontalPodAutoscaler",
+            "search",
+            2,
+            12,
+            {"cpu": 0.7},
+            current_replicas=int(replicas[-1]),
+        )
+    )
+    rs = _replicaset(b, ns, "Deployment", "search")
+    per_replica = total / replicas
+    for slot in range(int(replicas.max())):
+        active = replicas > slot
+        edges = np.flatnonzero(np.diff(np.r_[0, active.astype(np.int8), 0]))
+        for lo, hi in zip(edges[::2], edges[1::2], strict=True):
+            pod = f"{rs}-{b.suffix(5)}"
+            b.pod(
+                ns,
+                pod,
+                general[slot % len(general)],
+                ("ReplicaSet", rs),
+                {"search": _cpu(1.0, 1 * GIB)},
+                labels={"app": "search", "pod-template-hash": rs.rsplit("-", 1)[1]},
+            )
+            b.series(
+                ns,
+                pod,
+                "search",
+                ts[lo:hi],
+                b.noisy(per_replica[lo:hi], 0.06),
+                b.noisy(np.full(hi - lo, 700 * MIB), 0.02),
+            )
+
+
+def _platform(b: _Builder, general: list[str]) -> None:
+    ns, ts, n = "platform", b.ts, b.ts.size
+    # fluent-bit on every node; its load follows the node's.
+    for node in [*general, *(g.name for g in _GPU_NODES)]:
+        pod = f"fluent-bit-{b.suffix(5)}"
+        b.pod(
+            ns,
+            pod,
+            node,
+            ("DaemonSet", "fluent-bit"),
+            {"fluent-bit": _cpu(0.1, 128 * MIB, 256 * MIB)},
+            labels={"app.kubernetes.io/name": "fluent-bit", "controller-revision-hash": "7c9d8f6b4"},
+        )
+        b.series(
+            ns,
+            pod,
+            "fluent-bit",
+            ts,
+            b.noisy(0.02 + 0.05 * b.load(), 0.15, 0.002),
+            b.noisy(60 * MIB + 30 * MIB * b.load(), 0.03),
+        )
+    # api-gateway: Argo Rollout; revision 1 for the first 4 days, revision 2 since.
+    cut = int(n * 4 / 7)
+    for lo, hi in ((0, cut), (cut, n)):
+        pth = b.suffix(10)
+        rs = f"api-gateway-{pth}"
+        b.owners.append(OwnerLink(ns, "ReplicaSet", rs, "Rollout", "api-gateway"))
+        for i in range(3):
+            pod = f"{rs}-{b.suffix(5)}"
+            b.pod(
+                ns,
+                pod,
+                general[i],
+                ("ReplicaSet", rs),
+                {"gateway": _cpu(0.5, 512 * MIB)},
+                labels={"app": "api-gateway", "rollouts-pod-template-hash": pth},
+            )
+            b.series(
+                ns,
+                pod,
+                "gateway",
+                ts[lo:hi],
+                b.noisy(0.2 + 0.5 * b.load(slice(lo, hi)), 0.1, 0.002),
+                b.noisy(np.full(hi - lo, 200 * MIB), 0.03),
+            )
+    # feature-flags: deployed 6 hours ago.
+    rs = _replicaset(b, ns, "Deployment", "feature-flags")
+    pod = f"{rs}-{b.suffix(5)}"
+    b.pod(
+        ns,
+        pod,
+        general[3],
+        ("ReplicaSet", rs),
+        {"flags": _cpu(0.1, 128 * MIB)},
+        labels={"app": "feature-flags", "pod-template-hash": rs.rsplit("-", 1)[1]},
+    )
+    recent = ts >= ts[-1] - 6 * HOUR + 1
+    k = int(recent.sum())
+    b.series(
+        ns, pod, "flags", ts[recent], b.noisy(np.full(k, 0.03), 0.1), b.noisy(np.full(k, 50 * MIB), 0.02)
+    )
+
+
+def _legacy(b: _Builder, general: list[str]) -> None:
+    ns, ts, n = "legacy", b.ts, b.ts.size
+    rollout = int(n * 5 / 7)  # billing-7 rolled out two days before the end
+    step = _step(ts)
+    resources = {"billing": _cpu(1.0, 1 * GIB)}
+    for rev, lo, hi in ((6, 0, rollout), (7, rollout, n)):
+        rc = f"billing-{rev}"
+        b.owners.append(OwnerLink(ns, "ReplicationController", rc, "DeploymentConfig", "billing"))
+        for i in range(2):
+            pod = f"{rc}-{b.suffix(5)}"
+            b.pod(
+                ns,
+                pod,
+                general[(i + rev) % len(general)],
+                ("ReplicationController", rc),
+                resources,
+                labels={"deploymentconfig": "billing", "deployment": rc, "app": "billing"},
+                annotations={
+                    "openshift.io/deployment.name": rc,
+                    "openshift.io/deployment-config.name": "billing",
+                    "openshift.io/deployment-config.latest-version": str(rev),
+                },
+            )
+            b.series(
+                ns,
+                pod,
+                "billing",
+                ts[lo:hi],
+                b.noisy(0.15 + 0.3 * b.load(slice(lo, hi)), 0.1),
+                b.noisy(np.full(hi - lo, 600 * MIB), 0.02),
+            )
+    # The deployer pod runs ~20 minutes around the rollout, the pre hook (a DB migration) ~15 minutes.
+    dep = slice(max(0, rollout - int(20 * 60 / step)), rollout + 1)
+    b.pod(
+        ns,
+        "billing-7-deploy",
+        general[0],
+        ("ReplicationController", "billing-7"),
+        {"deployment": _cpu(0.0, 0.0)},
+        labels={"openshift.io/deployer-pod-for.name": "billing-7"},
+        annotations={"openshift.io/deployment.name": "billing-7"},
+    )
+    k = ts[dep].size
+    b.series(
+        ns,
+        "billing-7-deploy",
+        "deployment",
+        ts[dep],
+        b.noisy(np.full(k, 2.5), 0.1),
+        b.noisy(np.full(k, 3 * GIB), 0.05),
+    )
+    hook = slice(max(0, rollout - int(35 * 60 / step)), max(1, rollout - int(20 * 60 / step)))
+    b.pod(
+        ns,
+        "billing-7-hook-pre",
+        general[1],
+        None,
+        resources,
+        labels={
+            "openshift.io/deployer-pod.type": "hook-pre",
+            "openshift.io/deployer-pod-for.name": "billing-7",
+        },
+        annotations={"openshift.io/deployment.name": "billing-7"},
+    )
+    k = ts[hook].size
+    b.series(
+        ns,
+        "billing-7-hook-pre",
+        "billing",
+        ts[hook],
+        b.noisy(np.full(k, 3.5), 0.1),
+        b.noisy(np.full(k, 2.5 * GIB), 0.05),
+    )
+
+
+def _ml(b: _Builder) -> None:
+    ns, ts, n = "ml", b.ts, b.ts.size
+    gpu_res = "nvidia.com/gpu"
+    # llm-pretrain: 2 pods x 8 H100, busy.
+    for i, node in enumerate(_H100):
+        pod = f"llm-pretrain-{i}"
+        b.pod(
+            ns,
+            pod,
+            node.name,
+            ("StatefulSet", "llm-pretrain"),
+            {
+                "trainer": (
+                    {"cpu": 32.0, "memory": 256 * GIB, gpu_res: 8.0},
+                    {"memory": 256 * GIB, gpu_res: 8.0},
+                )
+            },
+            labels={"app": "llm-pretrain"},
+        )
+        b.series(
+            ns, pod, "trainer", ts, b.noisy(np.full(n, 20.0), 0.05), b.noisy(np.full(n, 180 * GIB), 0.01)
+        )
+        for g in range(8):
+            act = b.noisy(np.full(n, 0.88), 0.04) * np.where(b.rng.random(n) < 0.01, 0.3, 1.0)
+            b.gpu(node, g, ns, pod, "trainer", act, b.noisy(np.full(n, 72000.0), 0.01), b.uuid())
+    # bert-finetune: 4 A100, ~0.35 active; reranker: 1 A100, ~3 GiB and ~0.06 active.
+    node = _A100
+    b.pod(
+        ns,
+        "bert-finetune-0",
+        node.name,
+        ("StatefulSet", "bert-finetune"),
+        {"trainer": ({"cpu": 16.0, "memory": 128 * GIB, gpu_res: 4.0}, {"memory": 128 * GIB, gpu_res: 4.0})},
+        labels={"app": "bert-finetune"},
+    )
+    b.series(
+        ns,
+        "bert-finetune-0",
+        "trainer",
+        ts,
+        b.noisy(np.full(n, 6.0), 0.08),
+        b.noisy(np.full(n, 60 * GIB), 0.01),
+    )
+    for g in range(4):
+        b.gpu(
+            node,
+            g,
+            ns,
+            "bert-finetune-0",
+            "trainer",
+            b.noisy(np.full(n, 0.35), 0.15),
+            b.noisy(np.full(n, 16000.0), 0.02),
+            b.uuid(),
+        )
+    rs = _replicaset(b, ns, "Deployment", "reranker")
+    pod = f"{rs}-{b.suffix(5)}"
+    b.pod(
+        ns,
+        pod,
+        node.name,
+        ("ReplicaSet", rs),
+        {"server": ({"cpu": 2.0, "memory": 8 * GIB, gpu_res: 1.0}, {"memory": 8 * GIB, gpu_res: 1.0})},
+        labels={"app": "reranker", "pod-template-hash": rs.rsplit("-", 1)[1]},
+    )
+    b.series(ns, pod, "server", ts, b.noisy(0.2 + 0.6 * b.load(), 0.1), b.noisy(np.full(n, 3 * GIB), 0.02))
+    b.gpu(
+        node,
+        4,
+        ns,
+        pod,
+        "server",
+        b.noisy(0.02 + 0.06 * b.load(), 0.1),
+        b.noisy(np.full(n, 3000.0), 0.02),
+        b.uuid(),
+    )
+    for g in range(5, 8):  # free GPUs: the exporter still reports them, without pod labels
+        b.gpu(node, g, "", "", "", np.zeros(n), np.zeros(n), b.uuid())
+    # embeddings: 2 pods on L40S nodes exporting GPU_UTIL only.
+    rs = _replicaset(b, ns, "Deployment", "embeddings")
+    for node in _L40S_UTIL:
+        pod = f"{rs}-{b.suffix(5)}"
+        b.pod(
+            ns,
+            pod,
+            node.name,
+            ("ReplicaSet", rs),
+            {"server": ({"cpu": 2.0, "memory": 8 * GIB, gpu_res: 1.0}, {"memory": 8 * GIB, gpu_res: 1.0})},
+            labels={"app": "embeddings", "pod-template-hash": rs.rsplit("-", 1)[1]},
+        )
+        b.series(
+            ns, pod, "server", ts, b.noisy(0.5 + 1.0 * b.load(), 0.1), b.noisy(np.full(n, 5 * GIB), 0.02)
+        )
+        b.gpu(
+            node,
+            0,
+            ns,
+            pod,
+            "server",
+            b.noisy(0.3 + 0.45 * b.load(), 0.08),
+            b.noisy(np.full(n, 21000.0), 0.02),
+            b.uuid(),
+        )
+    # notebook: used during the first days, idle (~0.01) for the last 30 hours.
+    node = _L40S_SM
+    rs = _replicaset(b, ns, "Deployment", "notebook")
+    pod = f"{rs}-{b.suffix(5)}"
+    b.pod(
+        ns,
+        pod,
+        node.name,
+        ("ReplicaSet", rs),
+        {"jupyter": ({"cpu": 4.0, "memory": 16 * GIB, gpu_res: 1.0}, {"memory": 16 * GIB, gpu_res: 1.0})},
+        labels={"app": "notebook", "pod-template-hash": rs.rsplit("-", 1)[1]},
+    )
+    b.series(ns, pod, "jupyter", ts, b.noisy(np.full(n, 0.3), 0.2), b.noisy(np.full(n, 6 * GIB), 0.02))
+    idle = ts >= ts[-1] - 30 * HOUR
+    act = np.where(idle, b.noisy(np.full(n, 0.01), 0.3), b.noisy(0.15 + 0.5 * b.load(), 0.15))
+    b.gpu(node, 0, ns, pod, "jupyter", act, b.noisy(np.full(n, 12000.0), 0.01), b.uuid())
+
+
+def build_demo_dataset(
+    now: datetime, *, days: int = 7, step_seconds: int = 300, seed: int = 42
+) -> RawDataset:
+    """The demo cluster's raw samples for the `days` before `now` (aligned to the step); deterministic."""
+    if days < 1 or step_seconds < 1 or step_seconds > 3600:
+        raise ValueError(f"days must be >= 1 and step_seconds in 1..3600, got {days}, {step_seconds}")
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    end_epoch = math.floor(now.timestamp() / step_seconds) * step_seconds
+    n = days * 86400 // step_seconds
+    start_epoch = end_epoch - n * step_seconds
+    ts = start_epoch + step_seconds * np.arange(n, dtype=np.float64)
+    b = _Builder(np.random.default_rng(seed), ts)
+    general = _nodes(b)
+    _shop(b, general)
+    _platform(b, general)
+    _legacy(b, general)
+    _ml(b)
+    return RawDataset(
+        start=datetime.fromtimestamp(start_epoch, UTC),
+        end=datetime.fromtimestamp(end_epoch, UTC),
+        pods=tuple(b.pods),
+        owners=tuple(b.owners),
+        containers=tuple(b.containers),
+        gpus=tuple(b.gpus),
+        ooms=tuple(b.ooms),
+        autoscalers=tuple(b.autoscalers),
+        nodes=tuple(b.nodes),
+    )
+
+
+class DemoSource:
+    """MetricsSource over the demo cluster; the dataset ends at `now` and covers `days`."""
+
+    name = "demo"
+
+    def __init__(self, now: datetime, *, days: int = 7, step_seconds: int = 300, seed: int = 42) -> None:
+        self.now = now
+        self.days = days
+        self.step_seconds = step_seconds
+        self.seed = seed
+
+    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
+        if progress:
+            progress(0, 2, "building demo dataset")
+        raw = build_demo_dataset(self.now, days=self.days, step_seconds=self.step_seconds, seed=self.seed)
+        if progress:
+            progress(1, 2, "aggregating")
+        snap = aggregate(clip(raw, start, end), source=self.name)
+        if progress:
+            progress(2, 2, "done")
+        return snap

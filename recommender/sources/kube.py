@@ -1,0 +1,125 @@
+"""Reads pods, ReplicaSets and ReplicationControllers from the Kubernetes API into an OwnerGraph, with
+each pod's node, labels and container requests/limits (base units), using the official client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client import ApiClient, AppsV1Api, CoreV1Api
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+from recommender.api import quantity
+from recommender.identity import OwnerGraph, PodOwner
+from recommender.model import SourceError
+from recommender.usage.raw import OwnerLink, PodInfo
+
+PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class KubeInventory:
+    """One read of the cluster's pods and their controllers."""
+
+    pods: tuple[PodInfo, ...]
+    owners: tuple[OwnerLink, ...]
+    graph: OwnerGraph
+
+
+def _paged(list_fn: Callable[..., Any], what: str, timeout: float) -> Iterator[Any]:
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"limit": PAGE_SIZE, "_request_timeout": timeout}
+        if token:
+            kwargs["_continue"] = token
+        try:
+            page = list_fn(**kwargs)
+        except ApiException as exc:
+            raise SourceError(
+                f"Kubernetes API: listing {what} failed: HTTP {exc.status} {exc.reason}"
+            ) from None
+        except (HTTPError, OSError) as exc:
+            raise SourceError(f"Kubernetes API: listing {what} failed: {type(exc).__name__}: {exc}") from None
+        yield from page.items or []
+        token = page.metadata._continue if page.metadata is not None else None
+        if not token:
+            return
+
+
+def _controller(meta: Any) -> tuple[str, str] | None:
+    for ref in meta.owner_references or []:
+        if ref.controller:
+            return str(ref.kind), str(ref.name)
+    return None
+
+
+def _resources(
+    containers: list[Any] | None, subject: str
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    requests: dict[str, dict[str, float]] = {}
+    limits: dict[str, dict[str, float]] = {}
+    for c in containers or []:
+        res = c.resources
+        for target, values in (
+            (requests, res.requests if res else None),
+            (limits, res.limits if res else None),
+        ):
+            parsed: dict[str, float] = {}
+            for name, value in (values or {}).items():
+                try:
+                    parsed[name] = quantity.parse(value)
+                except ValueError as exc:
+                    raise SourceError(f"{subject}: container {c.name}: {name}: {exc}") from None
+            if parsed:
+                target[c.name] = parsed
+    return requests, limits
+
+
+def _pod_info(pod: Any) -> PodInfo:
+    meta, spec = pod.metadata, pod.spec
+    subject = f"pod {meta.namespace}/{meta.name}"
+    containers = list(spec.containers or []) if spec else []
+    init = list(spec.init_containers or []) if spec else []
+    requests, limits = _resources(containers + init, subject)
+    owner = _controller(meta)
+    return PodInfo(
+        namespace=str(meta.namespace),
+        name=str(meta.name),
+        node=str(spec.node_name or "") if spec else "",
+        owner_kind=owner[0] if owner else None,
+        owner_name=owner[1] if owner else None,
+        labels=dict(meta.labels or {}),
+        annotations=dict(meta.annotations or {}),
+        requests=requests,
+        limits=limits,
+        init_containers=tuple(str(c.name) for c in init),
+    )
+
+
+def _links(items: Iterator[Any], kind: str) -> list[OwnerLink]:
+    out = []
+    for item in items:
+        owner = _controller(item.metadata)
+        if owner is not None:
+            out.append(OwnerLink(str(item.metadata.namespace), kind, str(item.metadata.name), *owner))
+    return out
+
+
+def load_inventory(api_client: ApiClient, *, timeout: float = 60.0) -> KubeInventory:
+    """List every pod, ReplicaSet and ReplicationController (paged) and build the OwnerGraph.
+
+    Failed pods stay in: their metrics history still belongs to their workload."""
+    core, apps = CoreV1Api(api_client), AppsV1Api(api_client)
+    pods = tuple(_pod_info(p) for p in _paged(core.list_pod_for_all_namespaces, "pods", timeout))
+    owners = _links(_paged(apps.list_replica_set_for_all_namespaces, "replicasets", timeout), "ReplicaSet")
+    owners += _links(
+        _paged(core.list_replication_controller_for_all_namespaces, "replicationcontrollers", timeout),
+        "ReplicationController",
+    )
+    graph = OwnerGraph.build(
+        [PodOwner(p.namespace, p.name, p.owner_kind, p.owner_name, p.labels, p.annotations) for p in pods],
+        [(o.namespace, o.kind, o.name, o.owner_kind, o.owner_name) for o in owners],
+    )
+    return KubeInventory(pods, tuple(owners), graph)

@@ -1,0 +1,550 @@
+"""Turns raw per-pod samples (RawDataset) into the usage model (UsageSnapshot) with vectorised numpy.
+
+Rules:
+- Every pod is resolved to its workload through `OwnerGraph`; pods that resolve to `Skipped`
+  (DeploymentConfig deployer/hook pods, bare pods, unsupported owners, pods without PodInfo) are left
+  out of every aggregate and listed once in `snapshot.skipped`.
+- Per (workload, container): cpu/memory Quantiles over all finite samples of all its pods; the
+  per-replica steady state is the median across pods of each pod's median; requests/limits come from
+  the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
+- GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
+  container's pods and prices each pod. Activity is the mean over the pod's GPUs per timestamp, from
+  the best signal every GPU of the pod exports: SM_ACTIVE, else GR_ENGINE_ACTIVE, else GPU_UTIL / 100.
+- Demand per workload: per pod and container the mean within each hour, summed over pods and
+  (non-init) containers; hours without any sample are NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.api.identity import WorkloadRef
+from recommender.identity import OwnerGraph, PodOwner
+from recommender.model import (
+    ActivitySignal,
+    ContainerUsage,
+    FloatArray,
+    GpuUsage,
+    Quantiles,
+    Skipped,
+    TimeSeries,
+    UsageSnapshot,
+    WorkloadDemand,
+)
+from recommender.usage.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+
+ACTIVITY_STEP_SECONDS = 300.0
+DEMAND_STEP_SECONDS = 3600.0
+_QS = (0.5, 0.9, 0.95, 0.99)
+
+Resolver = Callable[[str, str], WorkloadRef | Skipped]
+
+
+def owner_graph(raw: RawDataset) -> OwnerGraph:
+    """The OwnerGraph described by a RawDataset's pods and owner links."""
+    return OwnerGraph.build(
+        [
+            PodOwner(p.namespace, p.name, p.owner_kind, p.owner_name, p.labels, p.annotations)
+            for p in raw.pods
+        ],
+        [(o.namespace, o.kind, o.name, o.owner_kind, o.owner_name) for o in raw.owners],
+    )
+
+
+def _dt(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def _chunks(groups: Iterable[list[int]], rows: int = 256) -> Iterator[list[int]]:
+    """Index groups split so that one stacked matrix stays small (rows x samples)."""
+    for idx in groups:
+        for i in range(0, len(idx), rows):
+            yield idx[i : i + rows]
+
+
+def _row_stats(arrays: Sequence[FloatArray]) -> list[Quantiles]:
+    """Quantiles of each (finite, non-empty) array; arrays of equal length are computed as one matrix."""
+    out: list[Quantiles | None] = [None] * len(arrays)
+    by_len: dict[int, list[int]] = defaultdict(list)
+    for i, a in enumerate(arrays):
+        by_len[a.size].append(i)
+    for idx in _chunks(by_len.values()):
+        m = np.stack([arrays[i] for i in idx]) if len(idx) > 1 else arrays[idx[0]][None, :]
+        q = np.quantile(m, _QS, axis=1)
+        mx = m.max(axis=1)
+        mean = m.mean(axis=1)
+        for j, i in enumerate(idx):
+            out[i] = Quantiles(
+                float(q[0, j]), float(q[1, j]), float(q[2, j]), float(q[3, j]), float(mx[j]), float(mean[j])
+            )
+    return [q for q in out if q is not None]
+
+
+def _row_medians(arrays: Sequence[FloatArray]) -> FloatArray:
+    """Median of each non-empty array (NaN for an empty one), batched by length."""
+    out = np.full(len(arrays), np.nan)
+    by_len: dict[int, list[int]] = defaultdict(list)
+    for i, a in enumerate(arrays):
+        if a.size:
+            by_len[a.size].append(i)
+    for idx in _chunks(by_len.values()):
+        m = np.stack([arrays[i] for i in idx]) if len(idx) > 1 else arrays[idx[0]][None, :]
+        out[idx] = np.median(m, axis=1)
+    return out
+
+
+def _pooled(arrays: list[FloatArray]) -> FloatArray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _median_of(values: FloatArray) -> float:
+    finite = _finite(values)
+    return float(finite[0]) if finite.size == 1 else float(np.median(finite))
+
+
+def _finite(a: FloatArray) -> FloatArray:
+    mask = np.isfinite(a)
+    return a if mask.all() else a[mask]
+
+
+def resample_max(timestamps: FloatArray, values: FloatArray, start: float, step: float, n: int) -> FloatArray:
+    """Max of the finite values within each [start + i*step, start + (i+1)*step) bin; NaN for empty bins."""
+    out = np.full(n, np.nan)
+    mask = np.isfinite(values) & (timestamps >= start)
+    if n <= 0 or not mask.any():
+        return out
+    bins = ((timestamps[mask] - start) // step).astype(np.int64)
+    vals = values[mask]
+    keep = bins < n
+    bins, vals = bins[keep], vals[keep]
+    if bins.size == 0:
+        return out
+    order = np.argsort(bins, kind="stable")
+    bins, vals = bins[order], vals[order]
+    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+    out[bins[starts]] = np.maximum.reduceat(vals, starts)
+    return out
+
+
+@dataclass
+class _ContainerGroup:
+    workload: WorkloadRef
+    container: str
+    series: list[ContainerSamples]
+
+
+@dataclass
+class _Resolution:
+    resolve: Resolver
+    skipped: dict[str, Skipped]
+
+    def workload(self, namespace: str, pod: str) -> WorkloadRef | None:
+        r = self.resolve(namespace, pod)
+        if isinstance(r, Skipped):
+            self.skipped.setdefault(r.subject, r)
+            return None
+        return r
+
+
+def _memo(resolver: Resolver) -> Resolver:
+    cache: dict[tuple[str, str], WorkloadRef | Skipped] = {}
+
+    def resolve(namespace: str, pod: str) -> WorkloadRef | Skipped:
+        key = (namespace, pod)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = resolver(namespace, pod)
+        return hit
+
+    return resolve
+
+
+def _container_usage(
+    group: _ContainerGroup,
+    pods: dict[tuple[str, str], PodInfo],
+    oom: dict[tuple[WorkloadRef, str], float],
+    cpu_q: Quantiles,
+    mem_q: Quantiles,
+    cpu_pod_medians: FloatArray,
+    mem_pod_medians: FloatArray,
+) -> ContainerUsage:
+    first = math.inf
+    last = -math.inf
+    samples = 0
+    latest_pod: ContainerSamples | None = None
+    latest_t = -math.inf
+    pod_names: set[str] = set()
+    for s in group.series:
+        seen = np.isfinite(s.cpu_cores) | np.isfinite(s.memory_bytes)
+        n = int(np.count_nonzero(seen))
+        if n == 0:
+            continue
+        samples += n
+        pod_names.add(s.pod)
+        ts = s.timestamps[seen]
+        first = min(first, float(ts.min()))
+        t_last = float(ts.max())
+        if t_last > latest_t:
+            latest_t, latest_pod = t_last, s
+        last = max(last, t_last)
+    info = pods.get((latest_pod.namespace, latest_pod.pod)) if latest_pod is not None else None
+    init = any(
+        group.container in p.init_containers
+        for s in group.series
+        if (p := pods.get((s.namespace, s.pod))) is not None
+    )
+    return ContainerUsage(
+        workload=group.workload,
+        container=group.container,
+        cpu_cores=cpu_q,
+        memory_bytes=mem_q,
+        per_replica_cpu_cores=_median_of(cpu_pod_medians),
+        per_replica_memory_bytes=_median_of(mem_pod_medians),
+        samples=samples,
+        first_seen=_dt(first),
+        last_seen=_dt(last),
+        pods=len(pod_names),
+        oom_kill_memory_bytes=oom.get((group.workload, group.container)),
+        current_requests=dict(info.requests.get(group.container, {})) if info else {},
+        current_limits=dict(info.limits.get(group.container, {})) if info else {},
+        init_container=init,
+    )
+
+
+def _containers(
+    groups: list[_ContainerGroup],
+    pods: dict[tuple[str, str], PodInfo],
+    oom: dict[tuple[WorkloadRef, str], float],
+    skipped: dict[str, Skipped],
+) -> list[ContainerUsage]:
+    usable: list[tuple[_ContainerGroup, FloatArray, FloatArray]] = []
+    for g in groups:
+        cpu = _finite(_pooled([s.cpu_cores for s in g.series]))
+        mem = _finite(_pooled([s.memory_bytes for s in g.series]))
+        subject = f"{g.workload}/container/{g.container}"
+        missing = [name for name, a in (("cpu", cpu), ("memory", mem)) if a.size == 0]
+        if missing:
+            skipped.setdefault(subject, Skipped(subject, f"no finite {' or '.join(missing)} samples"))
+            continue
+        usable.append((g, cpu, mem))
+    cpu_qs = _row_stats([u[1] for u in usable])
+    mem_qs = _row_stats([u[2] for u in usable])
+    # Per-pod medians, batched over every series of every multi-pod group; a group of one series
+    # already has its median as p50.
+    multi = [s for g, _, _ in usable if len(g.series) > 1 for s in g.series]
+    cpu_med = _row_medians([_finite(s.cpu_cores) for s in multi])
+    mem_med = _row_medians([_finite(s.memory_bytes) for s in multi])
+    out: list[ContainerUsage] = []
+    offset = 0
+    for i, (g, _, _) in enumerate(usable):
+        if len(g.series) == 1:
+            cpu_pods, mem_pods = np.array([cpu_qs[i].p50]), np.array([mem_qs[i].p50])
+        else:
+            sl = slice(offset, offset + len(g.series))
+            offset += len(g.series)
+            cpu_pods, mem_pods = cpu_med[sl], mem_med[sl]
+        out.append(_container_usage(g, pods, oom, cpu_qs[i], mem_qs[i], cpu_pods, mem_pods))
+    return out
+
+
+def _hourly_means(s: ContainerSamples, start: float, n_hours: int) -> tuple[FloatArray, FloatArray]:
+    """Mean cpu and memory of one series within each hour of the window (NaN where it has no sample)."""
+    ts = s.timestamps
+    edges = start + DEMAND_STEP_SECONDS * np.arange(n_hours + 1)
+    if ts.size > 1 and not bool(np.all(ts[1:] >= ts[:-1])):
+        order = np.argsort(ts, kind="stable")
+        ts, cpu, mem = ts[order], s.cpu_cores[order], s.memory_bytes[order]
+    else:
+        cpu, mem = s.cpu_cores, s.memory_bytes
+    bounds = np.searchsorted(ts, edges, side="left")
+    lo, hi = int(bounds[0]), int(bounds[-1])
+    rel = bounds - lo
+    starts = rel[:-1]
+    nonempty = rel[1:] > starts
+    means: list[FloatArray] = []
+    for values in (cpu, mem):
+        v = values[lo:hi]
+        out = np.full(n_hours, np.nan)
+        if v.size == 0:
+            means.append(out)
+            continue
+        ok = np.isfinite(v)
+        # A trailing 0 lets every segment start (up to v.size) index into the array; reduceat over
+        # an empty segment returns the element at its start, and those are masked out below.
+        if ok.all():
+            count = np.diff(rel)
+            total = np.add.reduceat(np.append(v, 0.0), starts)
+        else:
+            count = np.add.reduceat(np.append(ok, False).astype(np.int64), starts)
+            total = np.add.reduceat(np.append(np.where(ok, v, 0.0), 0.0), starts)
+        has = nonempty & (count > 0)
+        out[has] = total[has] / count[has]
+        means.append(out)
+    return means[0], means[1]
+
+
+def _demand(
+    groups: Iterable[_ContainerGroup],
+    pods: dict[tuple[str, str], PodInfo],
+    start: float,
+    end: float,
+) -> list[WorkloadDemand]:
+    n_hours = max(1, math.ceil((end - start) / DEMAND_STEP_SECONDS))
+    per_workload: dict[WorkloadRef, list[ContainerSamples]] = defaultdict(list)
+    for g in groups:
+        for s in g.series:
+            info = pods.get((s.namespace, s.pod))
+            if info is not None and s.container in info.init_containers:
+                continue
+            per_workload[g.workload].append(s)
+    out: list[WorkloadDemand] = []
+    t0 = _dt(start)
+    for workload in sorted(per_workload):
+        cpu_rows, mem_rows = zip(
+            *(_hourly_means(s, start, n_hours) for s in per_workload[workload]), strict=True
+        )
+        sums: list[FloatArray] = []
+        for rows in (cpu_rows, mem_rows):
+            m = np.stack(rows)
+            present = np.isfinite(m).any(axis=0)
+            sums.append(np.where(present, np.nansum(m, axis=0), np.nan))
+        out.append(
+            WorkloadDemand(
+                workload,
+                TimeSeries(t0, DEMAND_STEP_SECONDS, sums[0]),
+                TimeSeries(t0, DEMAND_STEP_SECONDS, sums[1]),
+            )
+        )
+    return out
+
+
+def _activity(g: GpuSamples, signal: ActivitySignal) -> FloatArray | None:
+    if signal == "SM_ACTIVE":
+        return g.sm_active
+    if signal == "GR_ENGINE_ACTIVE":
+        return g.gr_engine_active
+    return None if g.gpu_util_percent is None else g.gpu_util_percent / 100.0
+
+
+def _has(a: FloatArray | None) -> bool:
+    return a is not None and bool(np.isfinite(a).any())
+
+
+def _pick_signal(gpus: Sequence[GpuSamples]) -> ActivitySignal | None:
+    for signal in ("SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"):
+        if all(_has(_activity(g, signal)) for g in gpus):
+            return signal
+    return None
+
+
+def _across_gpus(
+    gpus: Sequence[GpuSamples], arrays: Sequence[FloatArray], how: str
+) -> tuple[FloatArray, FloatArray]:
+    """(timestamps, values): per-timestamp mean/sum over the GPUs when they share timestamps, else the
+    samples pooled (sorted by time)."""
+    if len(gpus) == 1:
+        return gpus[0].timestamps, arrays[0]
+    same = all(
+        g.timestamps.shape == gpus[0].timestamps.shape and np.array_equal(g.timestamps, gpus[0].timestamps)
+        for g in gpus[1:]
+    )
+    if not same:
+        ts = np.concatenate([g.timestamps for g in gpus])
+        order = np.argsort(ts, kind="stable")
+        return ts[order], np.concatenate(arrays)[order]
+    m = np.stack(arrays)
+    finite = np.isfinite(m)
+    counts = finite.sum(axis=0)
+    totals = np.where(finite, m, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        combined = totals / counts if how == "mean" else totals
+    return gpus[0].timestamps, np.where(counts > 0, combined, np.nan)
+
+
+def _gpu_usage(
+    workload: WorkloadRef,
+    container: str,
+    pod: str,
+    node: str,
+    gpus: list[GpuSamples],
+    start: float,
+    end: float,
+) -> GpuUsage | Skipped:
+    subject = f"{workload}/pod/{pod}/container/{container}/gpu"
+    signal = _pick_signal(gpus)
+    if signal is None:
+        return Skipped(subject, "no GPU activity signal (SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL) on every GPU")
+    acts = [a for g in gpus if (a := _activity(g, signal)) is not None]
+    ts, activity = _across_gpus(gpus, acts, "mean")
+    n_bins = max(1, math.ceil((end - start) / ACTIVITY_STEP_SECONDS))
+    series = resample_max(ts, activity, start, ACTIVITY_STEP_SECONDS, n_bins)
+    dram = [g.dram_active for g in gpus if g.dram_active is not None]
+    dram_q = (
+        Quantiles.of(_across_gpus(gpus, dram, "mean")[1])
+        if len(dram) == len(gpus) and all(_has(d) for d in dram)
+        else None
+    )
+    _, used = _across_gpus(gpus, [g.fb_used_mib for g in gpus], "sum")
+    used_f = _finite(used)
+    fb_total = 0.0
+    for g in gpus:
+        cap = _finite(g.fb_used_mib + g.fb_free_mib)
+        fb_total += (float(cap.max()) if cap.size else 0.0) + g.fb_reserved_mib
+    profiles = sorted({g.mig_profile for g in gpus if g.mig_profile})
+    return GpuUsage(
+        workload=workload,
+        container=container,
+        pod=pod,
+        node=node,
+        model_name=gpus[0].model_name,
+        gpu_count=len({(g.uuid, g.mig_instance_id) for g in gpus}),
+        activity_signal=signal,
+        activity=Quantiles.of(activity),
+        fb_used_max_mib=float(used_f.max()) if used_f.size else 0.0,
+        fb_total_mib=fb_total,
+        activity_series=TimeSeries(_dt(start), ACTIVITY_STEP_SECONDS, series),
+        dram_active=dram_q,
+        mig_profile="+".join(profiles) if profiles else None,
+        uuids=tuple(sorted({g.uuid for g in gpus})),
+    )
+
+
+def aggregate_gpus(
+    gpus: Iterable[GpuSamples],
+    resolve: Resolver,
+    start: float,
+    end: float,
+    *,
+    nodes_of_pods: dict[tuple[str, str], str] | None = None,
+) -> tuple[list[GpuUsage], list[Skipped]]:
+    """GpuUsage per (workload, container, pod) from dcgm-exporter samples; also used by the DCGM scraper."""
+    res = _Resolution(_memo(resolve), {})
+    groups: dict[tuple[WorkloadRef, str, str, str], list[GpuSamples]] = defaultdict(list)
+    for g in gpus:
+        if not g.pod:
+            subject = f"gpu/{g.hostname}/{g.uuid}" + (f"/{g.mig_instance_id}" if g.mig_instance_id else "")
+            res.skipped.setdefault(subject, Skipped(subject, "GPU not attached to a pod"))
+            continue
+        workload = res.workload(g.namespace, g.pod)
+        if workload is None:
+            continue
+        groups[(workload, g.container, g.namespace, g.pod)].append(g)
+    out: list[GpuUsage] = []
+    for (workload, container, namespace, pod), members in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3])
+    ):
+        node = (nodes_of_pods or {}).get((namespace, pod)) or members[0].hostname
+        usage = _gpu_usage(workload, container, pod, node, members, start, end)
+        if isinstance(usage, Skipped):
+            res.skipped.setdefault(usage.subject, usage)
+        else:
+            out.append(usage)
+    return out, list(res.skipped.values())
+
+
+def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
+    """The samples of `raw` with start <= t < end, and that window; pods, owners and nodes are kept."""
+    lo, hi = start.timestamp(), end.timestamp()
+    containers = []
+    for s in raw.containers:
+        keep = (s.timestamps >= lo) & (s.timestamps < hi)
+        if keep.all():
+            containers.append(s)
+        elif keep.any():
+            containers.append(
+                replace(
+                    s,
+                    timestamps=s.timestamps[keep],
+                    cpu_cores=s.cpu_cores[keep],
+                    memory_bytes=s.memory_bytes[keep],
+                )
+            )
+    gpus = []
+    for g in raw.gpus:
+        keep = (g.timestamps >= lo) & (g.timestamps < hi)
+        if keep.all():
+            gpus.append(g)
+        elif keep.any():
+
+            def cut(a: FloatArray | None, keep: npt.NDArray[np.bool_] = keep) -> FloatArray | None:
+                return None if a is None else a[keep]
+
+            gpus.append(
+                replace(
+                    g,
+                    timestamps=g.timestamps[keep],
+                    fb_used_mib=g.fb_used_mib[keep],
+                    fb_free_mib=g.fb_free_mib[keep],
+                    sm_active=cut(g.sm_active),
+                    gr_engine_active=cut(g.gr_engine_active),
+                    gpu_util_percent=cut(g.gpu_util_percent),
+                    dram_active=cut(g.dram_active),
+                )
+            )
+    return replace(
+        raw,
+        start=start,
+        end=end,
+        containers=tuple(containers),
+        gpus=tuple(gpus),
+        ooms=tuple(o for o in raw.ooms if start <= o.at < end),
+    )
+
+
+def aggregate(raw: RawDataset, *, source: str) -> UsageSnapshot:
+    """The UsageSnapshot of a RawDataset (see the module docstring for the rules)."""
+    res = _Resolution(_memo(owner_graph(raw).resolve), {})
+    pods = {(p.namespace, p.name): p for p in raw.pods}
+    for p in raw.pods:
+        res.workload(p.namespace, p.name)
+
+    groups: dict[tuple[WorkloadRef, str], _ContainerGroup] = {}
+    for s in raw.containers:
+        workload = res.workload(s.namespace, s.pod)
+        if workload is None:
+            continue
+        key = (workload, s.container)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _ContainerGroup(workload, s.container, [])
+        group.series.append(s)
+    ordered = [groups[k] for k in sorted(groups)]
+
+    oom: dict[tuple[WorkloadRef, str], float] = {}
+    for o in raw.ooms:
+        workload = res.workload(o.namespace, o.pod)
+        if workload is None or not math.isfinite(o.memory_bytes):
+            continue
+        key = (workload, o.container)
+        oom[key] = max(oom.get(key, -math.inf), o.memory_bytes)
+
+    start, end = raw.start.timestamp(), raw.end.timestamp()
+    containers = _containers(ordered, pods, oom, res.skipped)
+    demand = _demand(ordered, pods, start, end)
+    gpu_usage, gpu_skipped = aggregate_gpus(
+        raw.gpus,
+        res.resolve,
+        start,
+        end,
+        nodes_of_pods={(p.namespace, p.name): p.node for p in raw.pods if p.node},
+    )
+    for skip in gpu_skipped:
+        res.skipped.setdefault(skip.subject, skip)
+    return UsageSnapshot(
+        window_start=raw.start,
+        window_end=raw.end,
+        containers=tuple(containers),
+        gpus=tuple(gpu_usage),
+        autoscalers=raw.autoscalers,
+        nodes=raw.nodes,
+        demand=tuple(demand),
+        skipped=tuple(res.skipped.values()),
+        source=source,
+    )

@@ -1,0 +1,425 @@
+"""aggregate(): owner resolution, exclusion of deployer/hook pods, quantiles, per-replica steady state,
+OOM, requests, GPU signals and demand, checked against hand-built raw datasets."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from recommender.api import WorkloadRef
+from recommender.model import Quantiles, UsageSnapshot
+from recommender.usage.aggregate import aggregate, clip, resample_max
+from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+
+START = datetime(2026, 11, 25, tzinfo=UTC)
+T0 = START.timestamp()
+STEP = 300.0
+N = 24  # two hours
+TS = T0 + STEP * np.arange(N)
+END = START + timedelta(seconds=STEP * N)
+MIB = 1024.0 * 1024.0
+
+
+def samples(
+    ns: str, pod: str, container: str, cpu: float | np.ndarray, mem: float | np.ndarray, ts: np.ndarray = TS
+) -> ContainerSamples:
+    cpu_a = np.broadcast_to(np.asarray(cpu, dtype=np.float64), ts.shape).copy()
+    mem_a = np.broadcast_to(np.asarray(mem, dtype=np.float64), ts.shape).copy()
+    return ContainerSamples(ns, pod, container, ts, cpu_a, mem_a)
+
+
+def gpu(
+    pod: str,
+    uuid: str,
+    *,
+    sm: float | None = None,
+    gr: float | None = None,
+    util: float | None = None,
+    used: float = 1000.0,
+    free: float = 39000.0,
+    reserved: float = 500.0,
+    container: str = "main",
+    mig: str | None = None,
+    mig_id: str | None = None,
+    ts: np.ndarray = TS,
+) -> GpuSamples:
+    def arr(v: float | None) -> np.ndarray | None:
+        return None if v is None else np.full(ts.size, v)
+
+    return GpuSamples(
+        "ml",
+        pod,
+        container,
+        "gpu-node",
+        "0",
+        uuid,
+        "NVIDIA A100-SXM4-40GB",
+        ts,
+        np.full(ts.size, used),
+        np.full(ts.size, free),
+        reserved,
+        arr(sm),
+        arr(gr),
+        arr(util),
+        None,
+        mig,
+        mig_id,
+    )
+
+
+PODS = (
+    PodInfo("shop", "web-abc-1", "n1", "ReplicaSet", "web-abc", requests={"web": {"cpu": 0.5}}),
+    PodInfo(
+        "shop", "canary-xyz-1", "n1", "ReplicaSet", "canary-xyz", labels={"rollouts-pod-template-hash": "xyz"}
+    ),
+    PodInfo(
+        "legacy",
+        "cart-3-q8w7e",
+        "n2",
+        "ReplicationController",
+        "cart-3",
+        labels={"deploymentconfig": "cart", "deployment": "cart-3"},
+    ),
+    PodInfo("shop", "db-0", "n2", "StatefulSet", "db"),
+    PodInfo("platform", "agent-abcde", "n1", "DaemonSet", "agent"),
+)
+OWNERS = (
+    OwnerLink("shop", "ReplicaSet", "web-abc", "Deployment", "web"),
+    OwnerLink("shop", "ReplicaSet", "canary-xyz", "Rollout", "canary"),
+    OwnerLink("legacy", "ReplicationController", "cart-3", "DeploymentConfig", "cart"),
+)
+CONTAINERS = (
+    samples("shop", "web-abc-1", "web", 0.2, 100 * MIB),
+    samples("shop", "canary-xyz-1", "app", 0.3, 200 * MIB),
+    samples("legacy", "cart-3-q8w7e", "cart", 0.4, 300 * MIB),
+    samples("shop", "db-0", "db", 0.5, 400 * MIB),
+    samples("platform", "agent-abcde", "agent", 0.01, 20 * MIB),
+)
+BASE = RawDataset(START, END, PODS, OWNERS, CONTAINERS)
+
+# Deployer and hook pods of cart-3, with huge usage in the app container's name.
+DEPLOYER_PODS = (
+    PodInfo(
+        "legacy",
+        "cart-3-deploy",
+        "n2",
+        "ReplicationController",
+        "cart-3",
+        labels={"openshift.io/deployer-pod-for.name": "cart-3"},
+        requests={"deployment": {"cpu": 0.0}},
+    ),
+    PodInfo(
+        "legacy",
+        "cart-3-hook-pre",
+        "n2",
+        None,
+        None,
+        labels={"openshift.io/deployer-pod.type": "hook-pre", "openshift.io/deployer-pod-for.name": "cart-3"},
+        requests={"cart": {"cpu": 1.0, "memory": 1024 * MIB}},
+    ),
+)
+DEPLOYER_SAMPLES = (
+    samples("legacy", "cart-3-deploy", "deployment", 8.0, 16 * 1024 * MIB),
+    samples("legacy", "cart-3-hook-pre", "cart", 12.0, 32 * 1024 * MIB),
+)
+DEPLOYER_GPUS = (gpu("cart-3-hook-pre", "GPU-hook", sm=0.99, container="cart"),)
+
+
+def by_workload(snap: UsageSnapshot) -> dict[tuple[WorkloadRef, str], Quantiles]:
+    return {(c.workload, c.container): c.cpu_cores for c in snap.containers}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "kind", "name", "container", "cpu"),
+    [
+        ("shop", "Deployment", "web", "web", 0.2),
+        ("shop", "Rollout", "canary", "app", 0.3),
+        ("legacy", "DeploymentConfig", "cart", "cart", 0.4),
+        ("shop", "StatefulSet", "db", "db", 0.5),
+        ("platform", "DaemonSet", "agent", "agent", 0.01),
+    ],
+)
+def test_each_kind_resolves_to_its_workload(
+    namespace: str, kind: str, name: str, container: str, cpu: float
+) -> None:
+    snap = aggregate(BASE, source="test")
+    q = by_workload(snap)[(WorkloadRef(namespace, kind, name), container)]
+    assert q.p50 == pytest.approx(cpu)
+    assert snap.skipped == ()
+
+
+def test_deployer_and_hook_pods_change_nothing() -> None:
+    with_deployers = replace(
+        BASE,
+        pods=BASE.pods + DEPLOYER_PODS,
+        containers=BASE.containers + DEPLOYER_SAMPLES,
+        gpus=DEPLOYER_GPUS,
+        ooms=(OomKill("legacy", "cart-3-hook-pre", "cart", START, 32 * 1024 * MIB),),
+    )
+    a = aggregate(BASE, source="test")
+    b = aggregate(with_deployers, source="test")
+    assert a.containers == b.containers
+    assert b.gpus == ()
+    assert [d.workload for d in a.demand] == [d.workload for d in b.demand]
+    for da, db in zip(a.demand, b.demand, strict=True):
+        np.testing.assert_array_equal(da.cpu_cores.values, db.cpu_cores.values)
+        np.testing.assert_array_equal(da.memory_bytes.values, db.memory_bytes.values)
+    subjects = {s.subject: s.reason for s in b.skipped}
+    assert "deployer or hook" in subjects["legacy/pod/cart-3-deploy"]
+    assert "deployer or hook" in subjects["legacy/pod/cart-3-hook-pre"]
+
+
+@pytest.mark.parametrize(
+    ("pod", "reason"),
+    [
+        (PodInfo("shop", "bare", "n1", None, None), "no controller"),
+        (PodInfo("shop", "job-x", "n1", "Job", "nightly"), "unsupported owner kind Job"),
+        (PodInfo("shop", "orphan-1", "n1", "ReplicaSet", "gone"), "no known controller"),
+    ],
+)
+def test_unowned_pods_are_skipped_with_reason(pod: PodInfo, reason: str) -> None:
+    raw = replace(
+        BASE, pods=(*BASE.pods, pod), containers=(*BASE.containers, samples("shop", pod.name, "x", 5, 5))
+    )
+    snap = aggregate(raw, source="test")
+    assert all(c.container != "x" for c in snap.containers)
+    skipped = {s.subject: s.reason for s in snap.skipped}
+    assert reason in skipped[f"shop/pod/{pod.name}"]
+
+
+def test_samples_without_pod_info_are_skipped() -> None:
+    raw = replace(BASE, containers=(*BASE.containers, samples("shop", "ghost", "x", 1, 1)))
+    snap = aggregate(raw, source="test")
+    assert "no owner information" in {s.subject: s.reason for s in snap.skipped}["shop/pod/ghost"]
+
+
+def _web(
+    pods: list[tuple[str, np.ndarray, np.ndarray]],
+    ooms: tuple[OomKill, ...] = (),
+    infos: dict[str, PodInfo] | None = None,
+) -> UsageSnapshot:
+    infos = infos or {}
+    raw = RawDataset(
+        START,
+        END,
+        tuple(infos.get(p, PodInfo("shop", p, "n1", "ReplicaSet", "web-abc")) for p, _, _ in pods),
+        OWNERS,
+        tuple(ContainerSamples("shop", p, "web", TS[: cpu.size], cpu, mem) for p, cpu, mem in pods),
+        ooms=ooms,
+    )
+    return aggregate(raw, source="test")
+
+
+def test_quantiles_over_all_finite_samples_of_all_pods() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.random(N), rng.random(N) * 3
+    a[3] = np.nan
+    snap = _web([("web-abc-1", a, np.full(N, 1.0)), ("web-abc-2", b, np.full(N, 2.0))])
+    (usage,) = snap.containers
+    assert usage.cpu_cores == Quantiles.of(np.concatenate([a[np.isfinite(a)], b]))
+    assert usage.samples == 2 * N  # memory is finite at the NaN cpu sample
+    assert usage.pods == 2
+    assert usage.first_seen == START
+    assert usage.last_seen == START + timedelta(seconds=STEP * (N - 1))
+
+
+def test_per_replica_is_median_of_per_pod_medians() -> None:
+    pods = [
+        (f"web-abc-{i}", np.full(N, float(v)), np.full(N, float(v) * MIB)) for i, v in enumerate((1, 2, 10))
+    ]
+    (usage,) = _web(pods).containers
+    assert usage.per_replica_cpu_cores == 2.0
+    assert usage.per_replica_memory_bytes == 2.0 * MIB
+    # the pooled median would be the same here; a skewed pod count shows the difference
+    pods += [("web-abc-9", np.full(4, 10.0), np.full(4, 10.0 * MIB))]
+    (usage,) = _web(pods).containers
+    assert usage.per_replica_cpu_cores == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "mem", "reason"),
+    [
+        (np.full(N, np.nan), np.full(N, 1.0), "no finite cpu samples"),
+        (np.full(N, 1.0), np.full(N, np.nan), "no finite memory samples"),
+        (np.full(N, np.nan), np.full(N, np.nan), "no finite cpu or memory samples"),
+    ],
+)
+def test_container_without_finite_samples_is_skipped(cpu: np.ndarray, mem: np.ndarray, reason: str) -> None:
+    snap = _web([("web-abc-1", cpu, mem)])
+    assert snap.containers == ()
+    assert {s.subject: s.reason for s in snap.skipped}["shop/Deployment/web/container/web"] == reason
+
+
+def test_oom_is_max_memory_at_a_kill() -> None:
+    ooms = (
+        OomKill("shop", "web-abc-1", "web", START, 500 * MIB),
+        OomKill("shop", "web-abc-2", "web", START, 510 * MIB),
+        OomKill("shop", "web-abc-2", "other", START, 900 * MIB),
+    )
+    snap = _web([("web-abc-1", np.ones(N), np.ones(N)), ("web-abc-2", np.ones(N), np.ones(N))], ooms)
+    assert snap.containers[0].oom_kill_memory_bytes == 510 * MIB
+
+
+def test_requests_and_limits_come_from_the_latest_pod() -> None:
+    old = PodInfo(
+        "shop",
+        "web-abc-1",
+        "n1",
+        "ReplicaSet",
+        "web-abc",
+        requests={"web": {"cpu": 1.0}},
+        limits={"web": {"memory": 1.0}},
+    )
+    new = PodInfo(
+        "shop",
+        "web-abc-2",
+        "n1",
+        "ReplicaSet",
+        "web-abc",
+        requests={"web": {"cpu": 0.25}},
+        limits={"web": {"memory": 512 * MIB}},
+    )
+    # web-abc-1 (the older spec) is listed last, but web-abc-2 was seen last.
+    snap = _web(
+        [("web-abc-2", np.ones(N), np.ones(N)), ("web-abc-1", np.ones(N - 5), np.ones(N - 5))],
+        infos={"web-abc-1": old, "web-abc-2": new},
+    )
+    usage = snap.containers[0]
+    assert usage.current_requests == {"cpu": 0.25}
+    assert usage.current_limits == {"memory": 512 * MIB}
+
+
+def test_init_container_flag() -> None:
+    info = PodInfo("shop", "db-0", "n2", "StatefulSet", "db", init_containers=("init",))
+    raw = RawDataset(
+        START,
+        END,
+        (info,),
+        (),
+        (samples("shop", "db-0", "db", 1, 1), samples("shop", "db-0", "init", 1, 1, TS[:1])),
+    )
+    flags = {c.container: c.init_container for c in aggregate(raw, source="t").containers}
+    assert flags == {"db": False, "init": True}
+
+
+def test_demand_is_hourly_sum_over_pods_of_means() -> None:
+    cpu1 = np.r_[np.full(12, 1.0), np.full(12, 3.0)]
+    cpu2 = np.r_[np.full(6, 2.0), np.full(6, 4.0), np.full(12, np.nan)]
+    snap = _web([("web-abc-1", cpu1, np.full(N, 10.0)), ("web-abc-2", cpu2, np.full(N, 5.0))])
+    (demand,) = snap.demand
+    assert demand.cpu_cores.step_seconds == 3600
+    assert demand.cpu_cores.start == START
+    np.testing.assert_allclose(demand.cpu_cores.values, [1.0 + 3.0, 3.0])
+    np.testing.assert_allclose(demand.memory_bytes.values, [15.0, 15.0])
+
+
+@pytest.mark.parametrize("gap", [False, True])
+def test_demand_when_samples_end_before_the_window(gap: bool) -> None:
+    cpu = np.r_[np.full(11, 1.0), 13.0]  # the first hour only; its last sample counts
+    if gap:
+        cpu[4] = np.nan
+    (demand,) = _web([("web-abc-1", cpu, np.ones(12))]).demand
+    expected = (11.0 - gap + 13.0) / (12 - gap)
+    assert demand.cpu_cores.values[0] == pytest.approx(expected)
+    assert np.isnan(demand.cpu_cores.values[1])
+
+
+def test_demand_hour_without_samples_is_nan() -> None:
+    cpu = np.r_[np.full(12, np.nan), np.full(12, 2.0)]
+    (demand,) = _web([("web-abc-1", cpu, np.ones(N))]).demand
+    assert np.isnan(demand.cpu_cores.values[0])
+    assert demand.cpu_cores.values[1] == 2.0
+
+
+GPU_POD = PodInfo("ml", "train-0", "gpu-node", "StatefulSet", "train")
+
+
+def _gpu_snap(*gpus: GpuSamples) -> UsageSnapshot:
+    raw = RawDataset(START, END, (GPU_POD,), (), (samples("ml", "train-0", "main", 1, 1),), gpus=gpus)
+    return aggregate(raw, source="t")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "signal", "p50"),
+    [
+        ({"sm": 0.4, "gr": 0.5, "util": 60.0}, "SM_ACTIVE", 0.4),
+        ({"gr": 0.5, "util": 60.0}, "GR_ENGINE_ACTIVE", 0.5),
+        ({"util": 60.0}, "GPU_UTIL", 0.6),
+    ],
+)
+def test_gpu_activity_signal_preference(kwargs: dict[str, float], signal: str, p50: float) -> None:
+    (usage,) = _gpu_snap(gpu("train-0", "GPU-1", **kwargs)).gpus
+    assert usage.activity_signal == signal
+    assert usage.activity.p50 == pytest.approx(p50)
+
+
+def test_gpu_signal_must_exist_on_every_gpu_of_the_pod() -> None:
+    (usage,) = _gpu_snap(gpu("train-0", "GPU-1", sm=0.4, gr=0.5), gpu("train-0", "GPU-2", gr=0.7)).gpus
+    assert usage.activity_signal == "GR_ENGINE_ACTIVE"
+    assert usage.activity.p50 == pytest.approx(0.6)  # mean over the two GPUs
+
+
+def test_gpu_without_any_signal_is_skipped() -> None:
+    snap = _gpu_snap(gpu("train-0", "GPU-1"))
+    assert snap.gpus == ()
+    assert any("no GPU activity signal" in s.reason for s in snap.skipped)
+
+
+def test_gpu_count_framebuffer_and_identity() -> None:
+    (usage,) = _gpu_snap(
+        gpu("train-0", "GPU-1", sm=0.2, used=1000, free=39000, reserved=960),
+        gpu("train-0", "GPU-2", sm=0.4, used=3000, free=37000, reserved=960),
+    ).gpus
+    assert usage.workload == WorkloadRef("ml", "StatefulSet", "train")
+    assert (usage.pod, usage.node, usage.container) == ("train-0", "gpu-node", "main")
+    assert usage.gpu_count == 2
+    assert usage.uuids == ("GPU-1", "GPU-2")
+    assert usage.fb_used_max_mib == 4000
+    assert usage.fb_total_mib == 2 * 40960
+    assert usage.mig_profile is None
+
+
+def test_mig_instances_count_separately() -> None:
+    (usage,) = _gpu_snap(
+        gpu("train-0", "GPU-1", gr=0.1, mig="3g.40gb", mig_id="1"),
+        gpu("train-0", "GPU-1", gr=0.3, mig="3g.40gb", mig_id="2"),
+    ).gpus
+    assert usage.gpu_count == 2
+    assert usage.mig_profile == "3g.40gb"
+    assert usage.uuids == ("GPU-1",)
+
+
+def test_activity_series_is_five_minute_max() -> None:
+    ts = T0 + 60.0 * np.arange(N * 5)  # one sample a minute
+    act = np.tile([0.1, 0.9, 0.2, 0.3, 0.4], N)
+    g = replace(gpu("train-0", "GPU-1", sm=0.0, ts=ts), sm_active=act)
+    (usage,) = _gpu_snap(g).gpus
+    assert usage.activity_series.step_seconds == 300
+    assert usage.activity_series.start == START
+    np.testing.assert_allclose(usage.activity_series.values, np.full(N, 0.9))
+
+
+def test_resample_max_leaves_empty_bins_nan() -> None:
+    out = resample_max(np.array([0.0, 10.0, 700.0]), np.array([1.0, 3.0, 2.0]), 0.0, 300.0, 3)
+    assert out[0] == 3.0
+    assert np.isnan(out[1])
+    assert out[2] == 2.0
+
+
+def test_gpu_not_attached_to_a_pod_is_listed_as_skipped() -> None:
+    free = replace(gpu("", "GPU-free", gr=0.0), namespace="", container="")
+    snap = _gpu_snap(free)
+    assert snap.gpus == ()
+    assert {s.subject: s.reason for s in snap.skipped}["gpu/gpu-node/GPU-free"] == "GPU not attached to a pod"
+
+
+def test_clip_keeps_only_the_window() -> None:
+    cut = START + timedelta(hours=1)
+    raw = clip(BASE, cut, END)
+    assert raw.start == cut
+    assert all(c.timestamps.min() >= cut.timestamp() for c in raw.containers)
+    snap = aggregate(raw, source="t")
+    assert all(c.samples == N // 2 for c in snap.containers)
