@@ -1,0 +1,91 @@
+{{/* Names, labels, image and security settings shared by every template. */}}
+
+{{- define "podsizer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "podsizer.recommender.fullname" -}}
+{{- printf "%s-recommender" (include "podsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.webhook.fullname" -}}
+{{- printf "%s-webhook" (include "podsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "podsizer.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: podsizer
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "podsizer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "podsizer.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "podsizer.recommender.serviceAccountName" -}}
+{{- default (include "podsizer.recommender.fullname" .) .Values.serviceAccount.recommender.name }}
+{{- end }}
+
+{{- define "podsizer.webhook.serviceAccountName" -}}
+{{- default (include "podsizer.webhook.fullname" .) .Values.serviceAccount.webhook.name }}
+{{- end }}
+
+{{- define "podsizer.webhook.secretName" -}}
+{{- default (printf "%s-tls" (include "podsizer.webhook.fullname" .)) .Values.certs.secretName }}
+{{- end }}
+
+{{- define "podsizer.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
+{{- end }}
+
+{{/* Pod-level security context admissible under OpenShift restricted-v2 and Kubernetes "restricted":
+no fixed UID/GID/fsGroup (OpenShift assigns them from the namespace range; the image's USER is numeric). */}}
+{{- define "podsizer.podSecurityContext" -}}
+runAsNonRoot: true
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "podsizer.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+privileged: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop:
+    - ALL
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "podsizer.envMap" -}}
+{{- range $k, $v := . }}
+- name: {{ $k }}
+  value: {{ $v | toString | quote }}
+{{- end }}
+{{- end }}

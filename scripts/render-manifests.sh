@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Regenerates manifests/install and manifests/olm from charts/podsizer (--check: only report drift).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+[ -x .cache/bin/helm ] || scripts/tools.sh helm
+py="${PODSIZER_PYTHON:-$root/.venv/bin/python}"
+exec "$py" scripts/render_manifests.py --helm .cache/bin/helm "$@"

@@ -1,0 +1,375 @@
+"""Renders manifests/install and the OLM bundle from the Helm chart, so neither can drift from it."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CHART = ROOT / "charts" / "podsizer"
+CRD = ROOT / "manifests" / "crds" / "recommendation.yaml"
+ICON = ROOT / "manifests" / "icon.svg"
+ICON_TYPE = "image/svg+xml"
+INSTALL_DIR = ROOT / "manifests" / "install"
+OLM_DIR = ROOT / "manifests" / "olm"
+
+KUBE_VERSION = "1.31.0"
+NAMESPACE = "podsizer"
+RELEASE = "podsizer"
+PACKAGE = "podsizer"
+CHANNEL = "alpha"
+# Fixed so that a re-render is byte-identical; bump with the version.
+CREATED_AT = "2026-12-02T00:00:00Z"
+OPENSHIFT_VERSIONS = "v4.14"
+HELM_ONLY_LABELS = frozenset({"helm.sh/chart", "app.kubernetes.io/managed-by"})
+OLM_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+
+# The plain install uses cert-manager: it is the one certificate source that needs no per-cluster secret
+# material in the committed YAML (generate would embed a private key; service-ca is OpenShift-only).
+INSTALL_VALUES: tuple[str, ...] = ("fullnameOverride=podsizer", "certs.mode=cert-manager")
+# For the bundle OLM makes the certificate; the chart's Secret volume is dropped from the CSV's deployment.
+# The bundle targets OpenShift: Thanos querier with the service account token, platform namespaces excluded.
+OLM_VALUES_FILES: tuple[str, ...] = ("values-openshift.yaml",)
+OLM_VALUES: tuple[str, ...] = (
+    "fullnameOverride=podsizer",
+    "certs.mode=secret",
+    "certs.caBundle=Cg==",
+    "certs.secretName=podsizer-webhook-tls",
+)
+
+BUNDLE_ANNOTATIONS: dict[str, str] = {
+    "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+    "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+    "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
+    "operators.operatorframework.io.bundle.package.v1": PACKAGE,
+    "operators.operatorframework.io.bundle.channels.v1": CHANNEL,
+    "operators.operatorframework.io.bundle.channel.default.v1": CHANNEL,
+    "com.redhat.openshift.versions": OPENSHIFT_VERSIONS,
+}
+
+DESCRIPTION = """\
+podsizer right-sizes Kubernetes and OpenShift workloads, GPUs included.
+
+* **Recommender**: reads container and NVIDIA DCGM metrics from Prometheus and writes one `Recommendation`
+  per workload (Deployment, StatefulSet, DaemonSet, Argo Rollout, DeploymentConfig) with per-container
+  requests and limits, GPU count or MIG slice, idle-GPU waste and its hourly cost, and a demand forecast.
+* **Admission webhook**: when a pod is created, applies its workload's recommendation. The default mode is
+  `dry-run`: the pod only gets a `podsizer.io/dry-run` annotation showing what would change. Set
+  `podsizer.io/mode: auto` on a workload or namespace to apply. `podsizer.io/exclude: "true"` opts out.
+  The webhook never blocks pod creation (failurePolicy Ignore) and never touches DeploymentConfig
+  deployer or hook pods.
+
+### Configuration
+The recommender reads the cluster's Thanos querier with its service account token; let it:
+
+    oc adm policy add-cluster-role-to-user cluster-monitoring-view \\
+      -z podsizer-recommender -n openshift-operators
+
+Other settings (`PODSIZER_*` variables) go in the Subscription, e.g.
+`spec.config.env: [{name: PODSIZER_PROMETHEUS_URL, value: http://prometheus.example.svc:9090}]`.
+For GPU activity, enable `DCGM_FI_PROF_SM_ACTIVE` in dcgm-exporter's counters.
+"""
+
+
+def helm_template(
+    helm: str, values: Sequence[str], *, skip_tests: bool, values_files: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Runs `helm template` on the chart and returns its objects in order."""
+    cmd = [helm, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, "--kube-version", KUBE_VERSION]
+    for f in values_files:
+        cmd += ["-f", str(CHART / f)]
+    for v in values:
+        cmd += ["--set", v]
+    if skip_tests:
+        cmd.append("--skip-tests")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line strings (descriptions, scripts, alm-examples) as readable literal blocks."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
+def dump_all(docs: Iterable[Mapping[str, Any]]) -> str:
+    return "---\n".join(yaml.dump(dict(d), Dumper=_BlockDumper, sort_keys=False, width=120) for d in docs)
+
+
+def _by_kind(docs: Sequence[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def _one(docs: Sequence[Mapping[str, Any]], kind: str, name: str) -> Mapping[str, Any]:
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    if len(found) != 1:
+        raise SystemExit(f"render: expected one {kind} {name!r} in the chart output, found {len(found)}")
+    return found[0]
+
+
+def install_files(helm: str) -> dict[Path, str]:
+    """manifests/install: namespace, the chart rendered with fixed values, and a kustomization."""
+    docs = helm_template(helm, INSTALL_VALUES, skip_tests=True)
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": NAMESPACE,
+            "labels": {
+                "pod-security.kubernetes.io/enforce": "restricted",
+                "podsizer.io/exclude": "true",
+            },
+        },
+    }
+    header = (
+        "# Generated by scripts/render-manifests.sh from charts/podsizer (certs.mode=cert-manager);"
+        " do not edit.\n"
+    )
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["namespace.yaml", "podsizer.yaml"],
+    }
+    return {
+        INSTALL_DIR / "namespace.yaml": header + dump_all([namespace]),
+        INSTALL_DIR / "podsizer.yaml": header + dump_all(docs),
+        INSTALL_DIR / "kustomization.yaml": header + dump_all([kustomization]),
+    }
+
+
+def _olm_deployment(dep: Mapping[str, Any]) -> dict[str, Any]:
+    """A chart Deployment as a CSV install-strategy entry; OLM's certificate mount replaces the webhook's."""
+    spec: dict[str, Any] = copy.deepcopy(dict(dep["spec"]))
+    pod = spec["template"]["spec"]
+    if any(v.get("name") == "tls" for v in pod.get("volumes", [])):
+        pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "tls"]
+        for c in pod["containers"]:
+            c["volumeMounts"] = [m for m in c.get("volumeMounts", []) if m["name"] != "tls"]
+            for e in c.get("env", []):
+                if e["name"] == "PODSIZER_TLS_CERT_FILE":
+                    e["value"] = f"{OLM_CERT_DIR}/tls.crt"
+                elif e["name"] == "PODSIZER_TLS_KEY_FILE":
+                    e["value"] = f"{OLM_CERT_DIR}/tls.key"
+    labels = {k: v for k, v in dep["metadata"]["labels"].items() if k not in HELM_ONLY_LABELS}
+    return {"name": dep["metadata"]["name"], "label": labels, "spec": spec}
+
+
+def _rules_for(docs: Sequence[Mapping[str, Any]], kind: str, binding_kind: str) -> list[dict[str, Any]]:
+    """CSV permissions from the chart's (Cluster)Roles, keyed by the service account their binding names."""
+    out: list[dict[str, Any]] = []
+    for binding in _by_kind(docs, binding_kind):
+        role = _one(docs, kind, binding["roleRef"]["name"])
+        for subject in binding["subjects"]:
+            out.append({"serviceAccountName": subject["name"], "rules": role["rules"]})
+    return out
+
+
+def _webhook_definition(mwc: Mapping[str, Any], deployment: str) -> dict[str, Any]:
+    hook = mwc["webhooks"][0]
+    return {
+        "generateName": hook["name"],
+        "type": "MutatingAdmissionWebhook",
+        "deploymentName": deployment,
+        "containerPort": 8443,
+        "targetPort": 8443,
+        "webhookPath": hook["clientConfig"]["service"]["path"],
+        "admissionReviewVersions": hook["admissionReviewVersions"],
+        "failurePolicy": hook["failurePolicy"],
+        "matchPolicy": hook["matchPolicy"],
+        "reinvocationPolicy": hook["reinvocationPolicy"],
+        "sideEffects": hook["sideEffects"],
+        "timeoutSeconds": hook["timeoutSeconds"],
+        "rules": hook["rules"],
+        "objectSelector": hook["objectSelector"],
+    }
+
+
+def csv_document(helm: str) -> dict[str, Any]:
+    """The ClusterServiceVersion, its install strategy taken from the chart's own objects."""
+    docs = helm_template(helm, OLM_VALUES, skip_tests=True, values_files=OLM_VALUES_FILES)
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    version = chart["appVersion"]
+    crd = yaml.safe_load(CRD.read_text())
+    deployments = [_olm_deployment(d) for d in _by_kind(docs, "Deployment")]
+    image = deployments[0]["spec"]["template"]["spec"]["containers"][0]["image"]
+    webhook = _one(docs, "Deployment", f"{RELEASE}-webhook")["metadata"]["name"]
+    mwc = _one(docs, "MutatingWebhookConfiguration", f"{RELEASE}-webhook")
+    example = {
+        "apiVersion": "podsizer.io/v1alpha1",
+        "kind": "Recommendation",
+        "metadata": {"name": "deployment-web", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "resourcePolicy": {
+                "containers": [{"containerName": "*", "minAllowed": {"cpu": "50m", "memory": "64Mi"}}]
+            },
+        },
+    }
+    return {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {
+            "name": f"{PACKAGE}.v{version}",
+            "namespace": "placeholder",
+            "annotations": {
+                "alm-examples": json.dumps([example], indent=2),
+                "capabilities": "Basic Install",
+                "categories": "Monitoring,Developer Tools",
+                "containerImage": image,
+                "createdAt": CREATED_AT,
+                "description": "Right-sizes pod requests and limits, GPUs too, from Prometheus data.",
+                "repository": chart["sources"][0],
+                "support": "podsizer maintainers",
+                "operators.openshift.io/valid-subscription": json.dumps(["No subscription required"]),
+                "operators.operatorframework.io/builder": "podsizer scripts/render-manifests.sh",
+                "features.operators.openshift.io/disconnected": "false",
+                "features.operators.openshift.io/fips-compliant": "false",
+                "features.operators.openshift.io/proxy-aware": "false",
+                "features.operators.openshift.io/tls-profiles": "false",
+                "features.operators.openshift.io/token-auth-aws": "false",
+                "features.operators.openshift.io/token-auth-azure": "false",
+                "features.operators.openshift.io/token-auth-gcp": "false",
+                "features.operators.openshift.io/cnf": "false",
+                "features.operators.openshift.io/cni": "false",
+                "features.operators.openshift.io/csi": "false",
+            },
+            "labels": {
+                "operatorframework.io/arch.amd64": "supported",
+                "operatorframework.io/arch.arm64": "supported",
+                "operatorframework.io/os.linux": "supported",
+            },
+        },
+        "spec": {
+            "displayName": "podsizer",
+            "description": DESCRIPTION,
+            "version": version,
+            "maturity": CHANNEL,
+            "minKubeVersion": chart["kubeVersion"].lstrip(">=").removesuffix("-0"),
+            "provider": {"name": "podsizer", "url": chart["home"]},
+            "maintainers": [{"name": m["name"], "email": m["email"]} for m in chart["maintainers"]],
+            "links": [{"name": "Source", "url": chart["sources"][0]}],
+            "keywords": chart["keywords"],
+            "icon": [{"base64data": base64.b64encode(ICON.read_bytes()).decode(), "mediatype": ICON_TYPE}],
+            "installModes": [
+                {"type": "OwnNamespace", "supported": False},
+                {"type": "SingleNamespace", "supported": False},
+                {"type": "MultiNamespace", "supported": False},
+                # The webhook mutates pods cluster-wide; OLM narrows its namespaceSelector otherwise.
+                {"type": "AllNamespaces", "supported": True},
+            ],
+            "customresourcedefinitions": {
+                "owned": [
+                    {
+                        "name": crd["metadata"]["name"],
+                        "version": crd["spec"]["versions"][0]["name"],
+                        "kind": crd["spec"]["names"]["kind"],
+                        "displayName": "Recommendation",
+                        "description": "Recommended container requests and limits for one workload.",
+                        "specDescriptors": [
+                            {
+                                "path": "targetRef",
+                                "displayName": "Target workload",
+                                "description": "The workload this recommendation sizes.",
+                            },
+                        ],
+                        "statusDescriptors": [
+                            {
+                                "path": "sizingMode",
+                                "displayName": "Sizing mode",
+                                "description": "static or autopilot (a horizontal autoscaler owns replicas).",
+                            },
+                            {
+                                "path": "generatedAt",
+                                "displayName": "Generated at",
+                                "description": "When the recommender last computed it.",
+                            },
+                        ],
+                        "resources": [
+                            {"kind": "Deployment", "version": "v1"},
+                            {"kind": "StatefulSet", "version": "v1"},
+                            {"kind": "DaemonSet", "version": "v1"},
+                            {"kind": "Rollout", "version": "v1alpha1"},
+                            {"kind": "DeploymentConfig", "version": "v1"},
+                        ],
+                    }
+                ]
+            },
+            "install": {
+                "strategy": "deployment",
+                "spec": {
+                    "deployments": deployments,
+                    "clusterPermissions": _rules_for(docs, "ClusterRole", "ClusterRoleBinding"),
+                    "permissions": _rules_for(docs, "Role", "RoleBinding"),
+                },
+            },
+            "webhookdefinitions": [_webhook_definition(mwc, webhook)],
+            "relatedImages": [{"name": PACKAGE, "image": image}],
+        },
+    }
+
+
+def olm_files(helm: str) -> dict[Path, str]:
+    """The bundle: CSV, CRD copy, metadata/annotations.yaml and bundle.Dockerfile with matching labels."""
+    header = "# Generated by scripts/render-manifests.sh from charts/podsizer; do not edit.\n"
+    labels = "".join(f"LABEL {k}={v}\n" for k, v in BUNDLE_ANNOTATIONS.items())
+    dockerfile = (
+        "# OLM bundle image (build context: manifests/olm). Generated by scripts/render-manifests.sh.\n"
+        "FROM scratch\n\n"
+        f"{labels}"
+        "\n"
+        "COPY manifests /manifests/\n"
+        "COPY metadata /metadata/\n"
+    )
+    csv = csv_document(helm)
+    return {
+        OLM_DIR / "manifests" / f"{PACKAGE}.clusterserviceversion.yaml": header + dump_all([csv]),
+        OLM_DIR / "manifests" / "podsizer.io_recommendations.yaml": CRD.read_text(),
+        OLM_DIR / "metadata" / "annotations.yaml": header + dump_all([{"annotations": BUNDLE_ANNOTATIONS}]),
+        OLM_DIR / "bundle.Dockerfile": dockerfile,
+    }
+
+
+def render_all(helm: str) -> dict[Path, str]:
+    return {**install_files(helm), **olm_files(helm)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--helm", default=str(ROOT / ".cache" / "bin" / "helm"), help="helm binary")
+    parser.add_argument("--check", action="store_true", help="fail if the files differ from a fresh render")
+    args = parser.parse_args(argv)
+    if not Path(args.helm).exists():
+        print(f"render: helm not found at {args.helm}; run scripts/tools.sh helm", file=sys.stderr)
+        return 2
+    stale = []
+    for path, text in render_all(args.helm).items():
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path.relative_to(ROOT)))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"render: wrote {path.relative_to(ROOT)}")
+    if stale:
+        print("render: out of date (run scripts/render-manifests.sh): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""The chart lints, meets chart-verifier's checks, rejects bad values, renders each certs mode."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+
+from tests.integration.install.support import (
+    CHART,
+    KUBE_VERSIONS,
+    NAMESPACE,
+    SCENARIOS,
+    Render,
+    Scenario,
+    objects_of,
+    one,
+    run_helm,
+)
+
+WEBHOOK = "podsizer-webhook"
+SECRET = "podsizer-webhook-tls"
+SERVICE_DNS = f"{WEBHOOK}.{NAMESPACE}.svc"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_helm_lint_strict_passes(scenario: Scenario) -> None:
+    for version in KUBE_VERSIONS:
+        args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE, "--kube-version", version]
+        proc = run_helm([*args, *scenario.args()])
+        assert "0 chart(s) failed" in proc.stdout, proc.stdout
+
+
+def test_helm_lint_strict_fails_a_broken_chart(tmp_path: Path) -> None:
+    broken = tmp_path / "podsizer"
+    shutil.copytree(CHART, broken)
+    path = broken / "templates" / "webhook-deployment.yaml"
+    path.write_text(path.read_text() + "\n{{ .Values.webhook.missing.field }}\n")
+    proc = run_helm(["lint", "--strict", str(broken)], check=False)
+    assert proc.returncode != 0 and "1 chart(s) failed" in proc.stderr, proc.stdout
+    assert "webhook-deployment.yaml" in proc.stdout and "nil pointer" in proc.stdout
+
+
+def test_chart_yaml_meets_certification_requirements() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["apiVersion"] == "v2"  # is-helm-v3
+    assert chart["kubeVersion"] == ">=1.27.0-0"  # has-kubeversion
+    assert chart["annotations"]["charts.openshift.io/name"]  # required-annotations-present
+    assert (CHART / "README.md").read_text().strip()  # has-readme
+    assert (CHART / "values.yaml").is_file()  # contains-values
+    assert (CHART / "values.schema.json").is_file()  # contains-values-schema
+    assert not (CHART / "crds").exists()  # not-contains-crds
+
+
+def test_chart_contains_a_helm_test_and_no_crds_or_csi_objects(render: Render) -> None:
+    for scenario in SCENARIOS:
+        docs = render(scenario)
+        kinds = {d["kind"] for d in docs}
+        assert "CustomResourceDefinition" not in kinds, scenario.name
+        assert not kinds & {"CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass"}, scenario.name
+        tests = [d for d in docs if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+        assert [t["kind"] for t in tests] == ["Pod"], scenario.name
+        script = tests[0]["spec"]["containers"][0]["args"][0]
+        assert f"{WEBHOOK}.{NAMESPACE}.svc" in script and "/healthz" in script
+
+
+@pytest.mark.parametrize(
+    ("setting", "complaint"),
+    [
+        ("webhook.timeoutSeconds=10", "webhook.timeoutSeconds"),
+        ("webhook.replicas=0", "webhook.replicas"),
+        ("certs.mode=self", "certs.mode"),
+        ("certs.mode=secret", "certs"),
+        ("recommender.prometheus.url=prometheus:9090", "recommender.prometheus.url"),
+        ("recommender.source=influx", "recommender.source"),
+        ("image.digest=latest", "image.digest"),
+        ("webhook.excludeNamespaces[0]=Not_A_Namespace", "webhook.excludeNamespaces"),
+        ("unknownKey=1", "unknownKey"),
+        ("webhook.defaultMode=always", "webhook.defaultMode"),
+    ],
+)
+def test_values_schema_rejects_bad_values(setting: str, complaint: str) -> None:
+    proc = run_helm(["template", "x", str(CHART), "--set", setting], check=False)
+    assert proc.returncode != 0, f"{setting} was accepted"
+    assert "values don't meet the specifications of the schema" in proc.stderr
+    assert complaint in proc.stderr, proc.stderr
+
+
+def test_kube_version_floor_is_enforced(render: Render) -> None:
+    proc = run_helm(["template", "x", str(CHART), "--kube-version", "1.26.9"], check=False)
+    assert proc.returncode != 0 and "kubeVersion" in proc.stderr, proc.stderr
+    for version in KUBE_VERSIONS:
+        assert render(SCENARIOS[0], kube_version=version)
+
+
+def _webhook_config(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    mwc: dict[str, Any] = dict(one(docs, "MutatingWebhookConfiguration"))
+    return mwc
+
+
+def _tls_volume_secret(docs: list[dict[str, Any]]) -> str:
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == WEBHOOK)
+    vol = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "tls")
+    name: str = vol["secret"]["secretName"]
+    return name
+
+
+def test_generate_mode_makes_a_ca_signed_certificate_for_the_service(render: Render) -> None:
+    docs = render(SCENARIOS[0])
+    secret = one(docs, "Secret")
+    assert secret["type"] == "kubernetes.io/tls" and secret["metadata"]["name"] == _tls_volume_secret(docs)
+    ca = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["ca.crt"]))
+    leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    leaf.verify_directly_issued_by(ca)
+    sans = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert SERVICE_DNS in sans.get_values_for_type(x509.DNSName)
+    assert leaf.not_valid_after_utc - dt.datetime.now(dt.UTC) > dt.timedelta(days=700)
+    hook = _webhook_config(docs)["webhooks"][0]
+    assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+    # A bare API server can take this release: only built-in API groups.
+    groups = {d["apiVersion"].rpartition("/")[0] for d in docs}
+    assert groups <= {"", "apps", "policy", "rbac.authorization.k8s.io", "admissionregistration.k8s.io"}, (
+        groups
+    )
+
+
+def test_cert_manager_mode_uses_a_certificate_and_ca_injection(render: Render) -> None:
+    docs = render(SCENARIOS[1])
+    assert not objects_of(docs, "Secret")
+    cert = one(docs, "Certificate")
+    issuer = one(docs, "Issuer")
+    assert cert["spec"]["issuerRef"]["name"] == issuer["metadata"]["name"]
+    assert cert["spec"]["secretName"] == _tls_volume_secret(docs) == SECRET
+    assert SERVICE_DNS in cert["spec"]["dnsNames"]
+    mwc = _webhook_config(docs)
+    ns, name = mwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].split("/")
+    assert (ns, name) == (cert["metadata"]["namespace"], cert["metadata"]["name"])
+    assert "caBundle" not in mwc["webhooks"][0]["clientConfig"]
+
+
+def test_cert_manager_mode_with_an_existing_issuer_creates_none(render: Render) -> None:
+    docs = render(SCENARIOS[2])
+    assert not objects_of(docs, "Issuer")
+    assert one(docs, "Certificate")["spec"]["issuerRef"] == {
+        "name": "corp-ca",
+        "kind": "ClusterIssuer",
+        "group": "cert-manager.io",
+    }
+
+
+def test_service_ca_mode_uses_openshift_annotations(render: Render) -> None:
+    docs = render(SCENARIOS[3])
+    assert not objects_of(docs, "Secret") and not objects_of(docs, "Certificate")
+    svc = next(d for d in objects_of(docs, "Service") if d["metadata"]["name"] == WEBHOOK)
+    annotation = svc["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"]
+    assert annotation == _tls_volume_secret(docs)
+    mwc = _webhook_config(docs)
+    assert mwc["metadata"]["annotations"]["service.beta.openshift.io/inject-cabundle"] == "true"
+    assert "caBundle" not in mwc["webhooks"][0]["clientConfig"]
+
+
+def test_secret_mode_uses_the_given_secret_and_ca(render: Render) -> None:
+    docs = render(SCENARIOS[4])
+    assert not objects_of(docs, "Secret")
+    assert _tls_volume_secret(docs) == "my-webhook-tls"
+    assert _webhook_config(docs)["webhooks"][0]["clientConfig"]["caBundle"] == "Y2EK"
+
+
+def test_webhook_runs_two_replicas_with_pdb_and_anti_affinity(render: Render) -> None:
+    docs = render(SCENARIOS[0])
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == WEBHOOK)
+    assert dep["spec"]["replicas"] == 2
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    terms = dep["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert terms[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert (
+        terms[0]["podAffinityTerm"]["labelSelector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    )
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == ["webhook"]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["readinessProbe"]["httpGet"]["scheme"] == "HTTPS"
+
+
+def test_recommender_runs_one_replica_with_leader_election_and_settings(render: Render) -> None:
+    docs = render(Scenario("x", ("recommender.prometheus.url=http://prom.monitoring:9090",)))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-recommender")
+    assert dep["spec"]["replicas"] == 1
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert container["args"] == ["run"]
+    assert env["PODSIZER_PROMETHEUS_URL"] == "http://prom.monitoring:9090"
+    assert env["PODSIZER_LEADER_ELECTION"] == "true"
+    assert env["PODSIZER_STORE"] == "crd"
+    assert {"POD_NAME", "POD_NAMESPACE"} <= env.keys()
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+def test_pdb_is_left_out_for_a_single_webhook_replica(render: Render) -> None:
+    docs = render(Scenario("one", ("webhook.replicas=1",)))
+    assert not objects_of(docs, "PodDisruptionBudget")
+
+
+def test_dcgm_counters_configmap_enables_sm_active(render: Render) -> None:
+    docs = render(SCENARIOS[5])
+    cm = one(docs, "ConfigMap")
+    assert cm["metadata"]["namespace"] == "gpu-operator"
+    lines = [ln.split(",")[0].strip() for ln in cm["data"]["dcgm-metrics.csv"].splitlines()]
+    assert "DCGM_FI_PROF_SM_ACTIVE" in lines and "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in lines
+
+
+def test_webhook_settings_match_its_webhook_configuration(render: Render) -> None:
+    docs = render(Scenario("x", ("webhook.excludeNamespaces={team-a}", "webhook.defaultMode=auto")))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == WEBHOOK)
+    env = {e["name"]: e for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    excluded = set(env["PODSIZER_EXCLUDED_NAMESPACES"]["value"].split(","))
+    assert env["PODSIZER_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    hook = one(docs, "MutatingWebhookConfiguration")["webhooks"][0]
+    selector = hook["namespaceSelector"]["matchExpressions"]
+    by_name = next(e for e in selector if e["key"] == "kubernetes.io/metadata.name")
+    assert excluded | {NAMESPACE} == set(by_name["values"]) == {"kube-system", "team-a", NAMESPACE}
+    assert env["PODSIZER_DEFAULT_MODE"]["value"] == "auto"
+    assert env["PODSIZER_STORE"]["value"] == "crd"
+    assert env["PODSIZER_TLS_CERT_FILE"]["value"] == "/etc/podsizer/tls/tls.crt"
+
+
+def test_openshift_values_send_the_service_account_token_to_thanos(render: Render) -> None:
+    docs = render(SCENARIOS[3])
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-recommender")
+    env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["PODSIZER_PROMETHEUS_URL"].startswith("https://thanos-querier.openshift-monitoring.svc")
+    token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert env["PODSIZER_PROMETHEUS_BEARER_TOKEN_FILE"] == token

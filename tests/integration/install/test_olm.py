@@ -1,0 +1,173 @@
+"""The OLM bundle passes operator-sdk's validators and has what OperatorHub and Red Hat certification need."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from tests.integration.install.support import (
+    MANIFESTS,
+    ROOT,
+    SCENARIOS,
+    Render,
+    load_yaml_docs,
+    olm_csv,
+    tool,
+)
+
+BUNDLE = MANIFESTS / "olm"
+BUNDLE_KEYS = {
+    "operators.operatorframework.io.bundle.mediatype.v1",
+    "operators.operatorframework.io.bundle.manifests.v1",
+    "operators.operatorframework.io.bundle.metadata.v1",
+    "operators.operatorframework.io.bundle.package.v1",
+    "operators.operatorframework.io.bundle.channels.v1",
+    "operators.operatorframework.io.bundle.channel.default.v1",
+    "com.redhat.openshift.versions",
+}
+# RBAC rules carry no API version, so the validator flags any rule on horizontalpodautoscalers as using
+# autoscaling/v2beta1 (removed in 1.25); podsizer reads autoscaling/v2.
+KNOWN_WARNINGS = (re.compile(r"deprecated and removed in v1\.25.*horizontalpodautoscalers"),)
+
+
+def _annotations() -> dict[str, str]:
+    (doc,) = load_yaml_docs(BUNDLE / "metadata" / "annotations.yaml")
+    annotations: dict[str, str] = doc["annotations"]
+    return annotations
+
+
+def test_operator_sdk_bundle_validate_passes_operatorframework_suite() -> None:
+    sdk = tool("operator-sdk")
+    proc = subprocess.run(
+        [str(sdk), "bundle", "validate", "./manifests/olm", "--select-optional", "suite=operatorframework"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "All validation tests have completed successfully" in output, output
+    for line in output.splitlines():
+        if "level=error" in line:
+            raise AssertionError(line)
+        if "level=warning" in line and not any(p.search(line) for p in KNOWN_WARNINGS):
+            raise AssertionError(f"unexpected validator warning: {line}")
+
+
+def test_operator_sdk_rejects_a_bundle_off_the_standard(tmp_path: Path) -> None:
+    sdk = tool("operator-sdk")
+    broken = tmp_path / "olm"
+    shutil.copytree(BUNDLE, broken)
+    csv_path = broken / "manifests" / "podsizer.clusterserviceversion.yaml"
+    csv = yaml.safe_load(csv_path.read_text())
+    csv["metadata"]["annotations"]["categories"] = "Gadgets"
+    del csv["metadata"]["annotations"]["alm-examples"]
+    csv_path.write_text(yaml.safe_dump(csv))
+    proc = subprocess.run(
+        [str(sdk), "bundle", "validate", str(broken), "--select-optional", "suite=operatorframework"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "not in the set of standard categories" in output and "example annotations not found" in output
+
+
+def test_bundle_metadata_has_the_standard_keys() -> None:
+    annotations = _annotations()
+    assert set(annotations) == BUNDLE_KEYS
+    assert annotations["operators.operatorframework.io.bundle.mediatype.v1"] == "registry+v1"
+    assert annotations["operators.operatorframework.io.bundle.manifests.v1"] == "manifests/"
+    assert annotations["operators.operatorframework.io.bundle.metadata.v1"] == "metadata/"
+    default = annotations["operators.operatorframework.io.bundle.channel.default.v1"]
+    assert default in annotations["operators.operatorframework.io.bundle.channels.v1"].split(",")
+    assert re.fullmatch(r"v4\.\d+(-v4\.\d+)?", annotations["com.redhat.openshift.versions"])
+
+
+def test_bundle_dockerfile_labels_match_the_annotations() -> None:
+    text = (BUNDLE / "bundle.Dockerfile").read_text()
+    labels = dict(re.findall(r"^LABEL (\S+)=(\S+)$", text, flags=re.M))
+    assert labels == _annotations()
+    assert re.search(r"^FROM scratch$", text, flags=re.M)
+    assert "COPY manifests /manifests/" in text and "COPY metadata /metadata/" in text
+
+
+def test_csv_owns_the_bundled_crds_and_installs_cluster_wide() -> None:
+    csv = olm_csv()
+    spec = csv["spec"]
+    bundled = {
+        d["metadata"]["name"]: d
+        for f in (BUNDLE / "manifests").glob("*.yaml")
+        for d in load_yaml_docs(f)
+        if d["kind"] == "CustomResourceDefinition"
+    }
+    owned = spec["customresourcedefinitions"]["owned"]
+    assert {o["name"] for o in owned} == set(bundled)
+    for o in owned:
+        crd = bundled[o["name"]]
+        assert o["kind"] == crd["spec"]["names"]["kind"]
+        assert o["version"] in [v["name"] for v in crd["spec"]["versions"]]
+    modes = {m["type"]: m["supported"] for m in spec["installModes"]}
+    assert modes["AllNamespaces"] is True
+    assert set(modes) == {"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}
+    assert spec["maturity"] == "alpha"
+    assert spec["description"].strip() and spec["displayName"]
+
+
+def test_csv_carries_certification_annotations_and_images() -> None:
+    csv = olm_csv()
+    meta = csv["metadata"]["annotations"]
+    for key in (
+        "categories",
+        "containerImage",
+        "createdAt",
+        "support",
+        "capabilities",
+        "description",
+        "operators.openshift.io/valid-subscription",
+        "alm-examples",
+    ):
+        assert meta.get(key), key
+    assert isinstance(json.loads(meta["operators.openshift.io/valid-subscription"]), list)
+    (example,) = json.loads(meta["alm-examples"])
+    assert example["kind"] == "Recommendation"
+    related = {i["image"] for i in csv["spec"]["relatedImages"]}
+    images = {
+        c["image"]
+        for d in csv["spec"]["install"]["spec"]["deployments"]
+        for c in d["spec"]["template"]["spec"]["containers"]
+    }
+    assert meta["containerImage"] in related and images <= related
+    (icon,) = csv["spec"]["icon"]
+    assert icon["mediatype"] == "image/svg+xml"
+    assert base64.b64decode(icon["base64data"]).lstrip().startswith(b"<svg")
+
+
+def test_csv_webhook_deployment_uses_the_olm_certificate_mount() -> None:
+    deployments = {d["name"]: d for d in olm_csv()["spec"]["install"]["spec"]["deployments"]}
+    pod = deployments["podsizer-webhook"]["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["PODSIZER_TLS_CERT_FILE"] == "/tmp/k8s-webhook-server/serving-certs/tls.crt"
+    assert env["PODSIZER_TLS_KEY_FILE"] == "/tmp/k8s-webhook-server/serving-certs/tls.key"
+    assert not [v for v in pod["volumes"] if "secret" in v], "OLM injects the certificate volume itself"
+
+
+def test_csv_deployments_match_the_chart(render: Render) -> None:
+    chart = {d["metadata"]["name"]: d for d in render(SCENARIOS[0]) if d["kind"] == "Deployment"}
+    for dep in olm_csv()["spec"]["install"]["spec"]["deployments"]:
+        ours = chart[dep["name"]]["spec"]
+        assert dep["spec"]["replicas"] == ours["replicas"]
+        assert dep["spec"]["selector"] == ours["selector"]
+        theirs_c, ours_c = (
+            dep["spec"]["template"]["spec"]["containers"][0],
+            ours["template"]["spec"]["containers"][0],
+        )
+        assert theirs_c["args"] == ours_c["args"] and theirs_c["securityContext"] == ours_c["securityContext"]
