@@ -1,0 +1,261 @@
+"""The recommender loop: every interval collect -> recommend -> store; failures never stop it.
+
+A run reads `window_days` of history up to now (injected clock), sizes every workload with the
+store's user bounds, and writes each recommendation. One workload failing (sizing or store write)
+is counted and logged; the others are written. A source failure (SourceError, or anything the
+source raises) and an unreadable store leave the store untouched, so the last recommendations stay
+in force, and the next try comes after an exponential backoff (capped, jittered) instead of the
+interval. A replica that is not the leader neither collects nor writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from recommender.api.identity import WorkloadRef
+from recommender.api.resource import ContainerPolicy, Recommendation
+from recommender.leader import Leadership
+from recommender.metrics import RecommenderMetrics
+from recommender.model import MetricsSource, Progress, Skipped, SourceError, UsageSnapshot
+from recommender.store.base import RecommendationStore, StoreError
+
+log = logging.getLogger("podsizer.runner")
+
+SIZING_FAILED_PREFIX = "sizing failed"
+"""Skipped entries whose reason starts with this are sizing errors (the engine's wording), not skips."""
+
+Bounds = Mapping[WorkloadRef, tuple[ContainerPolicy, ...]]
+
+
+class RunOutput(Protocol):
+    """What the sizing step returns (recommender.sizing.engine.RecommendationRun satisfies it)."""
+
+    @property
+    def recommendations(self) -> tuple[Recommendation, ...]: ...
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]: ...
+
+
+RecommendFn = Callable[[UsageSnapshot, Bounds, datetime], RunOutput]
+
+
+def engine_recommender(policy: Any, prices: Any) -> RecommendFn:
+    """The sizing engine as a RecommendFn (imported here so the loop can be tested without it)."""
+    from recommender.sizing.engine import recommend
+
+    def fn(snapshot: UsageSnapshot, bounds: Bounds, now: datetime) -> RunOutput:
+        return recommend(snapshot, policy, prices, now, bounds)
+
+    return fn
+
+
+@dataclass(frozen=True)
+class RunError:
+    """One counted error of a run."""
+
+    kind: str  # source | sizing | store
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run did. `ok`: the source answered and the store was reachable (individual
+    workload failures are in `errors`); `retry`: the loop should back off instead of waiting."""
+
+    started_at: datetime
+    duration_seconds: float
+    ok: bool
+    retry: bool
+    written: int = 0
+    recommendations: tuple[Recommendation, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    errors: tuple[RunError, ...] = ()
+    wrote_store: bool = False
+    note: str = ""
+    output: Any = field(default=None, compare=False)
+
+
+def backoff_delay(failures: int, initial: float, maximum: float, jitter: float) -> float:
+    """initial x 2^(failures-1), capped at maximum, then scaled into [50 %, 100 %] by jitter in [0, 1)."""
+    base = min(maximum, initial * (2.0 ** max(0, failures - 1)))
+    return base * (0.5 + 0.5 * jitter)
+
+
+class Runner:
+    """The loop around source -> sizing -> store; run_once() is one run, run_forever() the loop."""
+
+    def __init__(
+        self,
+        source: MetricsSource,
+        store: RecommendationStore,
+        recommend: RecommendFn,
+        *,
+        window_days: float = 7.0,
+        interval_seconds: float = 3600.0,
+        backoff_initial_seconds: float = 10.0,
+        backoff_max_seconds: float = 600.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+        metrics: RecommenderMetrics | None = None,
+        leadership: Leadership | None = None,
+        progress: Progress | None = None,
+        leader_poll_seconds: float = 1.0,
+    ) -> None:
+        self.source = source
+        self.store = store
+        self.recommend = recommend
+        self.window = timedelta(days=window_days)
+        self.interval = interval_seconds
+        self.backoff_initial = backoff_initial_seconds
+        self.backoff_max = backoff_max_seconds
+        self.clock = clock
+        self.monotonic = monotonic
+        self.jitter = jitter
+        self.metrics = metrics
+        self.leadership = leadership
+        self.progress = progress
+        self.leader_poll = leader_poll_seconds
+        self.failures = 0
+
+    def _is_leader(self) -> bool:
+        leader = self.leadership is None or self.leadership.is_leader()
+        if self.metrics is not None:
+            self.metrics.leader.set(1 if leader else 0)
+        return leader
+
+    def _finish(self, result: RunResult, outcome: str) -> RunResult:
+        m = self.metrics
+        if m is not None:
+            m.loop_duration.labels(outcome=outcome).observe(result.duration_seconds)
+            for err in result.errors:
+                m.errors.labels(kind=err.kind).inc()
+            if result.wrote_store:
+                failed = sum(1 for e in result.errors if e.kind in ("sizing", "store"))
+                m.workloads_processed.labels(outcome="recommended").inc(result.written)
+                m.workloads_processed.labels(outcome="failed").inc(failed)
+                m.workloads_processed.labels(outcome="skipped").inc(
+                    sum(1 for s in result.skipped if not s.reason.startswith(SIZING_FAILED_PREFIX))
+                )
+            if result.ok and result.wrote_store:
+                m.last_success.set(self.clock().timestamp())
+                m.recommendations.set(result.written)
+        for err in result.errors:
+            log.error("%s error: %s: %s", err.kind, err.subject, err.message)
+        return result
+
+    def run_once(self) -> RunResult:
+        """One run; never raises for source, sizing or store failures (they are in the result)."""
+        t0 = self.monotonic()
+        now = self.clock()
+
+        def done(**kw: Any) -> RunResult:
+            return RunResult(started_at=now, duration_seconds=self.monotonic() - t0, **kw)
+
+        try:
+            snapshot = self.source.collect(now - self.window, now, self.progress)
+        except Exception as exc:
+            if not isinstance(exc, SourceError):
+                log.exception("source %s raised unexpectedly", getattr(self.source, "name", "?"))
+            err = RunError("source", getattr(self.source, "name", "source"), str(exc) or type(exc).__name__)
+            return self._finish(
+                done(ok=False, retry=True, errors=(err,), note="source failed"), "source_error"
+            )
+
+        try:
+            bounds = self.store.bounds()
+        except StoreError as exc:
+            err = RunError("store", "bounds", str(exc))
+            return self._finish(
+                done(ok=False, retry=True, errors=(err,), note="store unreadable"), "store_error"
+            )
+
+        try:
+            output = self.recommend(snapshot, bounds, now)
+        except Exception as exc:
+            log.exception("sizing raised")
+            err = RunError("sizing", "run", f"{type(exc).__name__}: {exc}")
+            return self._finish(
+                done(ok=False, retry=True, errors=(err,), note="sizing failed"), "sizing_error"
+            )
+
+        recs = tuple(output.recommendations)
+        skipped = tuple(output.skipped)
+        errors = [
+            RunError("sizing", s.subject, s.reason)
+            for s in skipped
+            if s.reason.startswith(SIZING_FAILED_PREFIX)
+        ]
+        if not self._is_leader():
+            result = done(
+                ok=False,
+                retry=False,
+                recommendations=recs,
+                skipped=skipped,
+                errors=tuple(errors),
+                note="not the leader any more; nothing written",
+                output=output,
+            )
+            return self._finish(result, "not_leader")
+
+        failed = self._put(recs)
+        errors.extend(RunError("store", str(rec.target), str(exc)) for rec, exc in failed)
+        store_down = (
+            bool(recs) and len(failed) == len(recs) and all(isinstance(e, StoreError) for _, e in failed)
+        )
+        result = done(
+            ok=not store_down,
+            retry=store_down,
+            written=len(recs) - len(failed),
+            recommendations=recs,
+            skipped=skipped,
+            errors=tuple(errors),
+            wrote_store=True,
+            output=output,
+        )
+        return self._finish(result, "store_error" if store_down else "ok")
+
+    def _put(self, recs: Sequence[Recommendation]) -> list[tuple[Recommendation, Exception]]:
+        try:
+            return self.store.put_many(recs)
+        except StoreError as exc:
+            return [(rec, exc) for rec in recs]
+
+    def next_delay(self, result: RunResult) -> float:
+        """Backoff after a retryable failure, else the rest of the interval."""
+        if result.retry:
+            self.failures += 1
+            return backoff_delay(self.failures, self.backoff_initial, self.backoff_max, self.jitter())
+        self.failures = 0
+        return max(0.0, self.interval - result.duration_seconds)
+
+    def run_forever(self, stop: threading.Event, wait: Callable[[float], bool] | None = None) -> None:
+        """Loop until `stop` is set; `wait(seconds)` sleeps and returns True when asked to stop."""
+        wait = wait or stop.wait
+        while not stop.is_set():
+            if not self._is_leader():
+                if wait(self.leader_poll):
+                    break
+                continue
+            result = self.run_once()
+            delay = self.next_delay(result)
+            log.info(
+                "run: %d written, %d skipped, %d errors in %.1fs; next in %.0fs%s",
+                result.written,
+                len(result.skipped),
+                len(result.errors),
+                result.duration_seconds,
+                delay,
+                f" ({result.note})" if result.note else "",
+            )
+            if wait(delay):
+                break

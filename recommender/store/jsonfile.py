@@ -1,0 +1,187 @@
+"""Standalone store: every Recommendation in one JSON RecommendationList file, replaced atomically.
+
+The webhook polls this file, so a write never leaves half a file behind: the new content goes to a
+temporary file in the same directory, is fsynced, then os.replace()d over the old one (and the
+directory is fsynced). A file that is not a valid RecommendationList is never overwritten: reading
+or writing it raises StoreError naming the file, and the user fixes or moves it. Items the codec
+rejects are kept as they are on write, skipped (with a log line) on read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from recommender.api.identity import WorkloadRef
+from recommender.api.resource import (
+    API_GROUP,
+    API_VERSION,
+    ContainerPolicy,
+    Recommendation,
+    RecommendationError,
+    recommendation_from_resource,
+    recommendation_to_resource,
+)
+from recommender.store.base import StoreError, bounds_of, merge_for_update
+
+LIST_KIND = "RecommendationList"
+LIST_API_VERSION = f"{API_GROUP}/{API_VERSION}"
+
+log = logging.getLogger("podsizer.store")
+
+_Key = tuple[str, str]
+_Items = list[dict[str, Any]]
+_Recs = list[Recommendation]
+_Failures = list[tuple[Recommendation, Exception]]
+
+
+def _key_of(item: Mapping[str, Any]) -> _Key | None:
+    meta = item.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None
+    ns, name = meta.get("namespace"), meta.get("name")
+    if isinstance(ns, str) and isinstance(name, str):
+        return (ns, name)
+    return None
+
+
+def _sort_key(item: Any) -> _Key:
+    return (_key_of(item) if isinstance(item, Mapping) else None) or ("", "")
+
+
+class JsonFileStore:
+    """A RecommendationStore in one JSON file; safe for one writer process and any number of readers."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"JsonFileStore({str(self.path)!r})"
+
+    def _read_items(self) -> _Items:
+        """The raw items; [] when the file does not exist yet; StoreError when it is not a valid list."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot read the recommendation store: {_why(exc)}") from exc
+        where = f"{self.path}: not a valid {LIST_KIND} (left untouched; fix or move it)"
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise StoreError(f"{where}: invalid JSON: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise StoreError(f"{where}: expected a JSON object, got {type(doc).__name__}")
+        if doc.get("kind") != LIST_KIND:
+            raise StoreError(f"{where}: kind: expected {LIST_KIND!r}, got {doc.get('kind')!r}")
+        if doc.get("apiVersion") != LIST_API_VERSION:
+            raise StoreError(
+                f"{where}: apiVersion: expected {LIST_API_VERSION!r}, got {doc.get('apiVersion')!r}"
+            )
+        items = doc.get("items")
+        if items is None:
+            return []
+        if not isinstance(items, list):
+            raise StoreError(f"{where}: items: expected a list, got {type(items).__name__}")
+        return items
+
+    def _decode(self, items: Sequence[Any]) -> _Recs:
+        out: _Recs = []
+        for i, item in enumerate(items):
+            try:
+                out.append(recommendation_from_resource(item))
+            except (RecommendationError, ValueError) as exc:
+                log.warning("%s: items[%d] skipped: %s", self.path, i, exc)
+        return out
+
+    def list(self) -> _Recs:
+        """Every valid recommendation in the file, sorted by namespace and name."""
+        with self._lock:
+            return self._decode(self._read_items())
+
+    def get(self, ref: WorkloadRef) -> Recommendation | None:
+        return next((r for r in self.list() if r.target == ref), None)
+
+    def bounds(self) -> Mapping[WorkloadRef, tuple[ContainerPolicy, ...]]:
+        return bounds_of(self.list())
+
+    def put(self, rec: Recommendation) -> None:
+        """Create or update one recommendation (one atomic file write)."""
+        failed = self.put_many([rec])
+        if failed:
+            raise failed[0][1]
+
+    def put_many(self, recs: Sequence[Recommendation]) -> _Failures:
+        """Create or update many with one atomic write; a recommendation that cannot be encoded fails
+        alone, a file that cannot be read or written fails them all (StoreError)."""
+        with self._lock:
+            items = self._read_items()
+            index: dict[_Key, int] = {}
+            for i, item in enumerate(items):
+                key = _key_of(item) if isinstance(item, Mapping) else None
+                if key is not None:
+                    index[key] = i
+            failed: _Failures = []
+            for rec in recs:
+                try:
+                    new = recommendation_to_resource(rec)
+                except (ValueError, TypeError) as exc:
+                    failed.append((rec, StoreError(f"{self.path}: {rec.target}: cannot encode: {exc}")))
+                    continue
+                new["metadata"].pop("resourceVersion", None)
+                key = (rec.namespace, rec.name)
+                if key in index:
+                    items[index[key]] = merge_for_update(items[index[key]], new)
+                else:
+                    index[key] = len(items)
+                    items.append(new)
+            if not recs or len(failed) < len(recs):  # an empty run still leaves a valid file
+                items.sort(key=_sort_key)
+                self._write(items)
+            return failed
+
+    def _write(self, items: _Items) -> None:
+        doc = {"apiVersion": LIST_API_VERSION, "kind": LIST_KIND, "items": items}
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+        target = Path(os.path.realpath(self.path))
+        try:
+            _atomic_write(target, data)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot write the recommendation store: {_why(exc)}") from exc
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """tmp file in the same directory + fsync + os.replace + fsync of the directory."""
+    directory = target.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

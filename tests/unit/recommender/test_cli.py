@@ -1,0 +1,322 @@
+"""The podsizer CLI: recommend output and exit codes, run --once, lazily imported subcommands, progress."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import types
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recommender.cli as cli
+from recommender.api.identity import WorkloadRef
+from recommender.api.resource import ContainerRecommendation, Recommendation, Window
+from recommender.cli import Command, ProgressPrinter, main
+from recommender.model import Progress, SourceError, UsageSnapshot
+
+
+class FakeSource:
+    name = "fake"
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+
+    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
+        if self.error is not None:
+            raise self.error
+        if progress:
+            progress(1, 1, "namespace shop")
+        return UsageSnapshot(start, end, ())
+
+
+class FakeRun:
+    def __init__(self, now: datetime) -> None:
+        self.recommendations = (
+            Recommendation(
+                target=WorkloadRef("shop", "Deployment", "web"),
+                generated_at=now,
+                window=Window(now - timedelta(days=7), now, 10),
+                sizing_mode="static",
+                containers=(ContainerRecommendation("main", {"cpu": "120m"}, {}, 0.8, "p99"),),
+            ),
+        )
+        self.skipped = ()
+        self.waste = ()
+        self.costs = None
+
+
+@pytest.fixture
+def fake_pipeline(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    state: dict[str, Any] = {"source": FakeSource()}
+    monkeypatch.setattr(cli, "build_source", lambda settings, now: state["source"])
+    monkeypatch.setattr(cli, "build_prices", lambda settings: None)
+    import recommender.sizing.engine as engine
+
+    monkeypatch.setattr(engine, "recommend", lambda snapshot, policy, prices, now, bounds: FakeRun(now))
+    for name in list(__import__("os").environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    return state
+
+
+def test_recommend_prints_json_and_exits_0(
+    fake_pipeline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["recommend", "-o", "json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["deployment-web"]
+
+
+def test_recommend_write_stores_to_the_json_file(
+    fake_pipeline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "recs.json"
+    assert main(["recommend", "--write", "--store-path", str(path), "--no-progress"]) == 0
+    assert json.loads(path.read_text())["items"][0]["metadata"]["name"] == "deployment-web"
+    assert f"wrote 1 recommendations to {path}" in capsys.readouterr().err
+
+
+def test_source_error_is_one_line_and_exit_1(
+    fake_pipeline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_pipeline["source"] = FakeSource(SourceError("Prometheus at http://127.0.0.1:1 is unreachable"))
+    assert main(["recommend", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err == "podsizer recommend: Prometheus at http://127.0.0.1:1 is unreachable\n"
+
+
+def test_corrupt_store_with_write_is_exit_1_and_names_the_file(
+    fake_pipeline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "recs.json"
+    path.write_text("{oops")
+    assert main(["recommend", "--write", "--store-path", str(path), "--no-progress"]) == 1
+    assert str(path) in capsys.readouterr().err
+    assert path.read_text() == "{oops"
+
+
+def test_bad_setting_is_exit_2_naming_the_variable(
+    fake_pipeline: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PODSIZER_CPU_MARGIN", "-0.5")
+    assert main(["recommend"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "podsizer recommend: PODSIZER_CPU_MARGIN: Input should be greater than or equal to 0"
+    )
+    assert "Traceback" not in err
+
+
+def test_usage_errors_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert main(["recommend", "-o", "xml"]) == 2
+    assert main(["--help"]) == 0
+
+
+def test_a_missing_subcommand_module_says_not_available(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = (*cli.COMMANDS, Command("ghost", "not installed", module="podsizer_no_such_module.cli"))
+    assert main(["ghost", "--x"], commands) == 1
+    assert "podsizer ghost: not available" in capsys.readouterr().err
+    assert main(["recommend", "--help"], commands) == 0  # the rest of the CLI still works
+
+
+def test_module_subcommands_are_imported_only_when_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    mod = types.ModuleType("podsizer_fake_cmd")
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--name")
+
+    def run(args: argparse.Namespace) -> int:
+        seen.append(args.name)
+        return 7
+
+    mod.add_arguments = add_arguments  # type: ignore[attr-defined]
+    mod.run = run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "podsizer_fake_cmd", mod)
+    commands = (
+        Command("fake", "a fake", module="podsizer_fake_cmd"),
+        Command("ghost", "never imported", module="podsizer_no_such_module"),
+    )
+    assert main(["fake", "--name", "x"], commands) == 7
+    assert seen == ["x"]
+
+
+def test_progress_on_a_tty_rewrites_one_line_and_clears_it() -> None:
+    stream, t = io.StringIO(), [0.0]
+    p = ProgressPrinter(stream, tty=True, clock=lambda: t[0])
+    p(1, 40, "namespace shop")
+    t[0] = 0.01
+    p(2, 40, "namespace ml")  # throttled
+    t[0] = 1.0
+    p(12, 40, "namespace ml")
+    p.finish()
+    out = stream.getvalue()
+    assert out.startswith("\r[1/40] namespace shop")
+    assert "[2/40]" not in out
+    assert "\r[12/40] namespace ml" in out
+    assert out.endswith("\r") and "\n" not in out
+
+
+def test_progress_off_a_tty_prints_periodic_lines_and_nothing_for_short_runs() -> None:
+    stream, t = io.StringIO(), [0.0]
+    quick = ProgressPrinter(stream, tty=False, interval=10, clock=lambda: t[0])
+    quick(1, 2, "a")
+    quick(2, 2, "b")
+    quick.finish()
+    assert stream.getvalue() == ""
+    slow = ProgressPrinter(stream, tty=False, interval=10, clock=lambda: t[0])
+    for i in range(1, 31):
+        t[0] = float(i)
+        slow(i, 30, f"namespace n{i}")
+    slow.finish()
+    assert stream.getvalue().splitlines() == [
+        "[10/30] namespace n10",
+        "[20/30] namespace n20",
+        "[30/30] namespace n30",
+        "[30/30] namespace n30",
+    ]
+
+
+def test_recommend_on_the_demo_data_set(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end through the real demo source and sizing engine."""
+    for name in list(__import__("os").environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    assert (
+        main(["recommend", "--source", "demo", "-o", "json", "--no-progress", "--namespaces", "legacy"]) == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    names = [i["metadata"]["name"] for i in doc["items"]]
+    assert names and all(i["metadata"]["namespace"] == "legacy" for i in doc["items"])
+    assert "deploymentconfig-billing" in names
+    assert doc["skipped"] and all(s["subject"].startswith("legacy/") for s in doc["skipped"])
+
+
+def test_run_once_writes_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(__import__("os").environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "recs.json"
+    assert main(["run", "--once", "--source", "demo", "--namespaces", "shop", "--store-path", str(path)]) == 0
+    items = json.loads(path.read_text())["items"]
+    assert items and {i["metadata"]["namespace"] for i in items} == {"shop"}
+
+
+def test_run_serves_metrics_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    """`podsizer run` as a real process: one run on the demo data, /metrics answers, SIGTERM ends it."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = tmp_path / "recs.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODSIZER_")}
+    env.update(
+        PODSIZER_SOURCE="demo",
+        PODSIZER_NAMESPACES="shop",
+        PODSIZER_STORE_PATH=str(store),
+        PODSIZER_METRICS_PORT=str(port),
+        PODSIZER_METRICS_HOST="127.0.0.1",
+    )
+    code = "import sys; from recommender.cli import main; sys.exit(main(['run']))"
+    log = (tmp_path / "stderr.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stderr=log, text=True, cwd=Path(__file__).parents[3]
+    )
+    try:
+        deadline = time.monotonic() + 60
+        body = ""
+        while time.monotonic() < deadline:
+            try:
+                body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+                if 'podsizer_recommender_loop_duration_seconds_count{outcome="ok"} 1.0' in body:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        assert 'podsizer_recommender_loop_duration_seconds_count{outcome="ok"} 1.0' in body
+        assert "podsizer_recommender_leader 1.0" in body
+        assert json.loads(store.read_text())["items"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def test_recommend_from_a_dcgm_exporter_endpoint_without_a_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--source dcgm scrapes the endpoint once; with no cluster to resolve pods, GPU pods are skipped."""
+    import http.server
+    import threading
+
+    sample = Path("/work/shared/fixtures/dcgm-sample.txt")
+    if not sample.exists():
+        pytest.skip("fixture dcgm-sample.txt not present")
+    body = sample.read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    for name in list(__import__("os").environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+        argv = ["recommend", "--source", "dcgm", "--dcgm-urls", url, "--kubeconfig", str(tmp_path / "none")]
+        assert main([*argv, "-o", "json", "--no-progress"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["items"] == []
+    assert doc["skipped"], "GPU pods without a resolver must be reported as skipped"
+
+
+def test_recommend_with_no_dcgm_endpoint_answering_is_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    for name in list(__import__("os").environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    url = f"http://127.0.0.1:{port}/metrics"
+    argv = ["recommend", "--source", "dcgm", "--dcgm-urls", url, "--kubeconfig", str(tmp_path / "none")]
+    assert main([*argv, "--no-progress"]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"podsizer recommend: no dcgm-exporter endpoint answered: {url}")
