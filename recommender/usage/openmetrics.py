@@ -6,7 +6,7 @@ import math
 import multiprocessing
 import subprocess
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,10 +105,8 @@ def block_windows(start: float, end: float) -> list[tuple[float, float]]:
     return [(k * BLOCK_SECONDS, (k + 1) * BLOCK_SECONDS) for k in range(first, last + 1)]
 
 
-def run_forked(jobs: Sequence[int], work: object, workers: int) -> None:
+def run_forked(jobs: Sequence[int], work: Callable[[int], None], workers: int) -> None:
     """Runs work(job) for every job in `workers` forked processes (no pickling of the data)."""
-    if not callable(work):
-        raise TypeError("work must be callable")
     if workers <= 1 or len(jobs) <= 1:
         for j in jobs:
             work(j)

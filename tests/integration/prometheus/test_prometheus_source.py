@@ -1,0 +1,230 @@
+"""PrometheusSource against a real Prometheus holding 7 days of known history: recommendation-level facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import numpy as np
+import pytest
+
+from recommender.api import WorkloadRef
+from recommender.model import ContainerUsage, GpuUsage, SourceError, UsageSnapshot
+from recommender.sources.prometheus import PromClient, PrometheusSource
+
+from .conftest import Served
+from .history import GI, MI, NOTEBOOK_UUID
+from .server import free_port
+
+pytestmark = pytest.mark.integration
+
+
+class CountingTransport(httpx.BaseTransport):
+    """The real HTTP transport, counting the requests that go through it."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass(frozen=True)
+class Collected:
+    snapshot: UsageSnapshot
+    requests: int
+
+
+def _collect(served: Served, namespaces: list[str] | None = None) -> Collected:
+    transport = CountingTransport()
+    with PromClient(served.server.url, transport=transport) as client:
+        snap = PrometheusSource(client, namespaces=namespaces).collect(
+            served.history.start, served.history.end
+        )
+    return Collected(snap, len(transport.paths))
+
+
+@pytest.fixture(scope="module")
+def full(served: Served) -> Iterator[Collected]:
+    yield _collect(served)
+
+
+def container(snap: UsageSnapshot, ns: str, kind: str, name: str, c: str) -> ContainerUsage:
+    return next(x for x in snap.containers if x.workload == WorkloadRef(ns, kind, name) and x.container == c)
+
+
+def gpu(snap: UsageSnapshot, ns: str, kind: str, name: str) -> GpuUsage:
+    return next(g for g in snap.gpus if g.workload == WorkloadRef(ns, kind, name))
+
+
+def test_steady_200m_cpu_with_5pct_noise_gives_p99_between_200m_and_240m(full: Collected) -> None:
+    web = container(full.snapshot, "shop", "Deployment", "web", "app")
+    assert 0.2 <= web.cpu_cores.p99 <= 0.24
+    assert web.cpu_cores.p50 == pytest.approx(0.2, abs=0.005)
+    assert web.per_replica_cpu_cores == pytest.approx(0.2, abs=0.005)
+    assert web.pods == 2
+    assert web.samples == 2 * 10081
+
+
+def test_memory_quantiles_match_the_generated_samples(full: Collected, served: Served) -> None:
+    h = served.history
+    db = container(full.snapshot, "shop", "StatefulSet", "db", "postgres")
+    mem = h.samples("shop", "db-0", "postgres").memory_bytes
+    assert db.memory_bytes.max == pytest.approx(2.5 * GI, rel=1e-9)
+    # Prometheus' quantile_over_time interpolates like numpy's default; samples are written as whole bytes.
+    assert db.memory_bytes.p99 == pytest.approx(np.quantile(np.rint(mem), 0.99), rel=1e-6)
+    assert db.memory_bytes.p50 == pytest.approx(np.quantile(np.rint(mem), 0.5), rel=1e-6)
+    web = container(full.snapshot, "shop", "Deployment", "web", "app")
+    per_pod_p99 = [
+        np.quantile(np.rint(c.memory_bytes), 0.99) for c in h.containers if c.pod.startswith("web-")
+    ]
+    assert web.memory_bytes.p99 == pytest.approx(max(per_pod_p99), rel=1e-6)
+    assert abs((db.first_seen - h.start).total_seconds()) <= 300
+    assert abs((db.last_seen - h.end).total_seconds()) <= 300
+
+
+def test_oom_killed_container_reports_its_peak_working_set(full: Collected) -> None:
+    db = container(full.snapshot, "shop", "StatefulSet", "db", "postgres")
+    web = container(full.snapshot, "shop", "Deployment", "web", "app")
+    assert db.oom_kill_memory_bytes == pytest.approx(2.5 * GI)
+    assert web.oom_kill_memory_bytes is None
+
+
+def test_deployer_and_hook_pods_change_nothing(full: Collected) -> None:
+    snap = full.snapshot
+    with_deployer = container(snap, "legacy", "DeploymentConfig", "cart", "cart")
+    without = container(snap, "legacy-clean", "DeploymentConfig", "cart", "cart")
+    assert with_deployer.cpu_cores == without.cpu_cores
+    assert with_deployer.memory_bytes == without.memory_bytes
+    assert (with_deployer.pods, with_deployer.samples) == (without.pods, without.samples) == (1, 10081)
+    assert with_deployer.cpu_cores.max < 1.0  # the hook pod ran at 6 cores, the deployer at 8
+    assert not [c for c in snap.containers if c.container == "deployment"]
+    skipped = {s.subject: s.reason for s in snap.skipped}
+    assert "deployer or hook" in skipped["legacy/pod/cart-3-deploy"]
+    assert "deployer or hook" in skipped["legacy/pod/cart-3-hook-pre"]
+    demand = {str(d.workload): d for d in snap.demand}
+    assert np.allclose(
+        demand["legacy/DeploymentConfig/cart"].cpu_cores.values,
+        demand["legacy-clean/DeploymentConfig/cart"].cpu_cores.values,
+        equal_nan=True,
+    )
+
+
+def test_current_requests_and_limits_use_kubernetes_resource_names(full: Collected) -> None:
+    web = container(full.snapshot, "shop", "Deployment", "web", "app")
+    assert dict(web.current_requests) == {"cpu": 0.5, "memory": 512.0 * MI}
+    assert dict(web.current_limits) == {"memory": 1024.0 * MI}
+    trainer = container(full.snapshot, "ml", "Deployment", "trainer", "train")
+    assert trainer.current_requests["nvidia.com/gpu"] == 1.0
+
+
+def test_sm_active_is_preferred_and_framebuffer_total_adds_reserved(full: Collected, served: Served) -> None:
+    g = gpu(full.snapshot, "ml", "Deployment", "trainer")
+    sm = served.history.gpus[0].sm_active
+    assert sm is not None
+    assert g.activity_signal == "SM_ACTIVE"
+    assert g.activity.p50 == pytest.approx(np.quantile(sm, 0.5), rel=1e-6)
+    assert g.activity.max == pytest.approx(sm.max(), rel=1e-9)
+    assert g.dram_active is not None and g.dram_active.p50 == pytest.approx(0.4)
+    assert (g.fb_used_max_mib, g.fb_total_mib) == (30000.0, 30000.0 + 15459.0 + 608.0)
+    assert (g.container, g.pod, g.node, g.model_name, g.gpu_count) == (
+        "train",
+        "trainer-5f6-aaaaa",
+        "gpu-node-1",
+        "NVIDIA L40S",
+        1,
+    )
+    assert len(g.activity_series) == 7 * 288 + 1
+    assert np.nanmax(g.activity_series.values) == pytest.approx(sm.max(), rel=1e-9)
+
+
+def test_without_sm_active_gr_engine_active_is_used_and_exported_labels_name_the_pod(
+    full: Collected, served: Served
+) -> None:
+    g = gpu(full.snapshot, "ml", "Deployment", "notebook")
+    idle = next(x for x in served.history.gpus if x.uuid == NOTEBOOK_UUID).gr_engine_active
+    assert idle is not None
+    assert g.activity_signal == "GR_ENGINE_ACTIVE"
+    assert g.activity.max == pytest.approx(idle.max(), rel=1e-9)
+    assert (g.container, g.node) == ("jupyter", "gpu-node-2")
+    assert not [x for x in full.snapshot.gpus if x.workload.namespace == "gpu-operator"]
+
+
+def test_mig_instance_with_old_namespace_labels(full: Collected, served: Served) -> None:
+    g = gpu(full.snapshot, "ml", "StatefulSet", "infer")
+    mig = served.history.gpus[2].gr_engine_active
+    assert mig is not None
+    assert g.mig_profile == "3g.40gb"
+    assert g.activity_signal == "GR_ENGINE_ACTIVE"
+    assert g.uuids == ("GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167",)
+    assert g.model_name == "NVIDIA A100 80GB PCIe"
+    assert g.activity.p50 == pytest.approx(np.quantile(mig, 0.5), rel=1e-6)
+    assert g.fb_total_mib == 40000.0
+
+
+def test_hpa_target_and_replica_bounds_are_picked_up(full: Collected) -> None:
+    (hpa,) = full.snapshot.autoscalers
+    assert hpa.workload == WorkloadRef("shop", "Deployment", "web")
+    assert dict(hpa.target_utilization) == {"cpu": pytest.approx(0.7)}
+    assert (hpa.kind, hpa.min_replicas, hpa.max_replicas, hpa.current_replicas) == (
+        "HorizontalPodAutoscaler",
+        2,
+        10,
+        2,
+    )
+
+
+def test_node_spot_labels_and_instance_types(full: Collected) -> None:
+    nodes = {n.name: n for n in full.snapshot.nodes}
+    assert nodes["gpu-node-1"].capacity_type == "spot"  # karpenter.sh/capacity-type=spot
+    assert nodes["gpu-node-1"].instance_type == "g6e.xlarge"
+    assert nodes["gpu-node-1"].gpu_product == "NVIDIA-L40S"
+    assert nodes["gpu-node-3"].capacity_type == "spot"  # lifecycle=EC2Spot
+    assert nodes["gpu-node-2"].capacity_type == "on-demand"  # eks.amazonaws.com/capacityType=ON_DEMAND
+    assert (nodes["node-1"].instance_type, nodes["node-1"].region) == ("m6i.large", "us-east-1")
+
+
+def test_demand_sums_the_replicas_of_a_workload(full: Collected) -> None:
+    d = next(x for x in full.snapshot.demand if x.workload == WorkloadRef("shop", "Deployment", "web"))
+    assert d.cpu_cores.step_seconds == 3600
+    assert np.nanmean(d.cpu_cores.values) == pytest.approx(0.4, abs=0.02)
+    assert np.nanmin(d.memory_bytes.values) > 2 * 240 * MI
+
+
+def test_query_count_grows_with_namespaces_not_containers(full: Collected, served: Served) -> None:
+    namespaces = sorted({c.workload.namespace for c in full.snapshot.containers})
+    assert namespaces == ["batch", "legacy", "legacy-clean", "ml", "shop"]
+    listed = _collect(served, namespaces)
+    one = _collect(served, ["shop"])
+    assert full.requests == listed.requests + 1  # discovery is one label-values lookup
+    per_namespace, rest = divmod(listed.requests - one.requests, len(namespaces) - 1)
+    assert rest == 0 and 1 <= per_namespace <= 6
+    assert one.requests - per_namespace <= 10  # cluster-wide: GPUs, autoscalers, nodes
+    # batch has 20 workloads, shop 2 with 3 pods: the same number of queries
+    assert _collect(served, ["batch"]).requests == one.requests
+
+
+def test_empty_namespace_gives_an_empty_snapshot(served: Served) -> None:
+    snap = _collect(served, ["empty"]).snapshot
+    assert (snap.containers, snap.gpus, snap.autoscalers, snap.demand) == ((), (), (), ())
+    assert "namespace/empty" in {s.subject for s in snap.skipped}
+
+
+def test_unreachable_prometheus_names_the_url(served: Served) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    with PromClient(url, timeout=2.0) as client, pytest.raises(SourceError, match=url.replace(".", r"\.")):
+        PrometheusSource(client).collect(served.history.start, served.history.end)
+
+
+def test_bad_promql_surfaces_prometheus_error_text(served: Served) -> None:
+    with (
+        PromClient(served.server.url) as client,
+        pytest.raises(SourceError, match=r"HTTP 400 \(bad_data\).*parse"),
+    ):
+        client.query("sum(", served.history.end)

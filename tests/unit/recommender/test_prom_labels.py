@@ -1,0 +1,124 @@
+"""KSM label names map back to Kubernetes names; dcgm-exporter label variants normalise to one identity."""
+
+from __future__ import annotations
+
+import pytest
+
+from recommender.sources.prometheus.labels import decode_labels, is_spot, ksm_label_name, resource_name
+from recommender.sources.prometheus.source import gpu_id
+from recommender.usage.openmetrics import ksm_name
+
+
+@pytest.mark.parametrize(
+    ("k8s", "ksm"),
+    [
+        ("openshift.io/deployer-pod-for.name", "label_openshift_io_deployer_pod_for_name"),
+        ("eks.amazonaws.com/capacityType", "label_eks_amazonaws_com_capacity_type"),
+        ("node.kubernetes.io/instance-type", "label_node_kubernetes_io_instance_type"),
+        ("nvidia.com/gpu.product", "label_nvidia_com_gpu_product"),
+    ],
+)
+def test_ksm_label_names_follow_kube_state_metrics(k8s: str, ksm: str) -> None:
+    assert ksm_label_name(k8s) == ksm == ksm_name(k8s)
+    assert decode_labels({ksm: "v", "namespace": "x"}) == {k8s: "v"}
+
+
+def test_unknown_labels_keep_their_ksm_spelling_and_empty_values_are_dropped() -> None:
+    assert decode_labels({"label_team_name": "a", "label_app": ""}) == {"team_name": "a"}
+
+
+def test_annotations_decode_with_their_prefix() -> None:
+    got = decode_labels({"annotation_openshift_io_deployer_pod_type": "hook-pre"}, "annotation_")
+    assert got == {"openshift.io/deployer-pod.type": "hook-pre"}
+
+
+@pytest.mark.parametrize(
+    ("ksm", "k8s"),
+    [
+        ("cpu", "cpu"),
+        ("nvidia_com_gpu", "nvidia.com/gpu"),
+        ("nvidia_com_mig_1g_10gb", "nvidia.com/mig-1g.10gb"),
+        ("nvidia_com_gpu_shared", "nvidia.com/gpu.shared"),
+    ],
+)
+def test_resource_names(ksm: str, k8s: str) -> None:
+    assert resource_name(ksm) == k8s
+
+
+@pytest.mark.parametrize(
+    ("labels", "spot"),
+    [
+        ({"karpenter.sh/capacity-type": "spot"}, True),
+        ({"eks.amazonaws.com/capacityType": "SPOT"}, True),
+        ({"cloud.google.com/gke-spot": "true"}, True),
+        ({"cloud.google.com/gke-preemptible": "true"}, True),
+        ({"kubernetes.azure.com/scalesetpriority": "spot"}, True),
+        ({"lifecycle": "EC2Spot"}, True),
+        ({"eks.amazonaws.com/capacityType": "ON_DEMAND"}, False),
+        ({}, False),
+    ],
+)
+def test_spot_labels(labels: dict[str, str], spot: bool) -> None:
+    assert is_spot(labels) is spot
+
+
+BASE = {"gpu": "0", "modelName": "NVIDIA A100 80GB PCIe"}
+
+
+def test_dcgm_current_labels() -> None:
+    ident, model, profile = gpu_id(
+        BASE | {"UUID": "GPU-1", "Hostname": "n1", "namespace": "ml", "pod": "p", "container": "c"}
+    )
+    assert (ident.namespace, ident.pod, ident.container, ident.host, ident.uuid) == (
+        "ml",
+        "p",
+        "c",
+        "n1",
+        "GPU-1",
+    )
+    assert (model, profile) == ("NVIDIA A100 80GB PCIe", "")
+
+
+def test_dcgm_exported_labels_win_over_the_scrape_target() -> None:
+    ident, _, _ = gpu_id(
+        BASE
+        | {
+            "UUID": "GPU-1",
+            "hostname": "n1",
+            "namespace": "gpu-operator",
+            "pod": "nvidia-dcgm-exporter-abcde",
+            "exported_namespace": "ml",
+            "exported_pod": "p",
+            "exported_container": "c",
+        }
+    )
+    assert (ident.namespace, ident.pod, ident.container, ident.host) == ("ml", "p", "c", "n1")
+
+
+def test_dcgm_old_namespace_and_mig_labels() -> None:
+    ident, _, profile = gpu_id(
+        BASE
+        | {
+            "uuid": "GPU-2",
+            "GPU_I_PROFILE": "3g.40gb",
+            "GPU_I_ID": "1",
+            "pod_namespace": "ml",
+            "pod_name": "infer-0",
+            "container_name": "server",
+        }
+    )
+    assert (ident.namespace, ident.pod, ident.container, ident.uuid, ident.mig_id) == (
+        "ml",
+        "infer-0",
+        "server",
+        "GPU-2",
+        "1",
+    )
+    assert profile == "3g.40gb"
+
+
+def test_idle_gpu_labelled_only_with_the_exporter_pod_is_unattached() -> None:
+    ident, _, _ = gpu_id(
+        BASE | {"UUID": "GPU-3", "namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x"}
+    )
+    assert (ident.namespace, ident.pod) == ("", "")

@@ -1,0 +1,89 @@
+"""PrometheusSource on canned answers: NaN samples, unknown owner kinds and empty results are skipped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs
+
+import httpx
+import orjson
+
+from recommender.api import WorkloadRef
+from recommender.sources.prometheus import PromClient, PrometheusSource
+from recommender.sources.prometheus.queries import MARK
+
+END = datetime(2026, 12, 1, tzinfo=UTC)
+START = END - timedelta(days=1)
+KEYS = ("p50", "p90", "p95", "p99", "max", "mean")
+
+
+def stats(pod: str, container: str, values: dict[str, float | str]) -> list[dict[str, object]]:
+    return [
+        {"metric": {"namespace": "ns", "pod": pod, "container": container, MARK: k}, "value": [0, str(v)]}
+        for k, v in values.items()
+    ]
+
+
+_PODS = (("web-1", "ReplicaSet", "web-abc"), ("web-2", "ReplicaSet", "web-abc"), ("job-1", "Job", "x"))
+OWNERS = [
+    {"__name__": "kube_pod_owner", "namespace": "ns", "pod": p, "owner_kind": k, "owner_name": n,
+     "owner_is_controller": "true"}
+    for p, k, n in _PODS
+] + [
+    {"__name__": "kube_replicaset_owner", "namespace": "ns", "replicaset": "web-abc",
+     "owner_kind": "Deployment", "owner_name": "web", "owner_is_controller": "true"},
+]  # fmt: skip
+
+
+def fake_prometheus(req: httpx.Request) -> httpx.Response:
+    if req.url.path.endswith("/values"):
+        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": ["ns"]}))
+    form = parse_qs(req.content.decode())
+    if req.url.path.endswith("/series"):
+        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": OWNERS}))
+    query = form["query"][0]
+    result: list[dict[str, object]] = []
+    if req.url.path.endswith("query_range"):
+        return httpx.Response(
+            200, content=orjson.dumps({"status": "success", "data": {"resultType": "matrix", "result": []}})
+        )
+    if "container_cpu_usage_seconds_total" in query:
+        result = stats("web-1", "app", dict.fromkeys(KEYS, 0.2)) + stats(
+            "web-2", "app", dict.fromkeys(KEYS, "NaN")
+        )
+        result += stats("job-1", "run", dict.fromkeys(KEYS, 1.0))
+    elif "quantile_over_time" in query and "container_memory_working_set_bytes" in query:
+        mem = dict.fromkeys(KEYS, 1e8) | {"count": 1440, "first": START.timestamp(), "last": END.timestamp()}
+        result = stats("web-1", "app", mem) + stats("web-2", "app", mem) + stats("job-1", "run", mem)
+    return httpx.Response(
+        200, content=orjson.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+    )
+
+
+def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
+    calls: list[tuple[int, int, str]] = []
+    with PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c:
+        snap = PrometheusSource(c).collect(START, END, lambda d, t, w: calls.append((d, t, w)))
+    (web,) = snap.containers
+    assert web.workload == WorkloadRef("ns", "Deployment", "web")
+    assert web.pods == 1 and web.cpu_cores.p99 == 0.2
+    skipped = {s.subject: s.reason for s in snap.skipped}
+    assert "NaN" in skipped["ns/pod/web-2/container/app"]
+    assert "unsupported owner kind Job" in skipped["ns/pod/job-1"]
+    assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
+    assert calls[-1][0] == calls[-1][1] == 3
+
+
+def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
+    def empty(req: httpx.Request) -> httpx.Response:
+        data: object = {"resultType": "vector", "result": []}
+        if req.url.path.endswith(("/values", "/series")):
+            data = []
+        if req.url.path.endswith("query_range"):
+            data = {"resultType": "matrix", "result": []}
+        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+
+    with PromClient("http://prom", transport=httpx.MockTransport(empty)) as c:
+        snap = PrometheusSource(c, namespaces=["quiet"]).collect(START, END)
+    assert snap.containers == () and snap.demand == ()
+    assert [s.subject for s in snap.skipped] == ["namespace/quiet"]
