@@ -1,0 +1,7 @@
+"""`python -m certs` runs the certs command line."""
+
+import sys
+
+from certs.cli import main
+
+sys.exit(main())

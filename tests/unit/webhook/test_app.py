@@ -1,0 +1,125 @@
+"""The ASGI app: 400/413 for bad bodies, reviews answered, /readyz gated on the store, /metrics counted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
+
+from tests.unit.webhook.builders import T1, holder_with, recommendation, replicaset_pod, review
+from webhook.app import create_app
+from webhook.cluster import OwnerCache
+from webhook.settings import load_settings
+from webhook.store import SnapshotHolder
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T1 + timedelta(seconds=42)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+def client(registry: CollectorRegistry) -> Iterator[TestClient]:
+    settings = load_settings({"max_body_bytes": 10_000, "default_mode": "auto"})
+    app = create_app(settings, holder_with(recommendation()), OwnerCache(), registry, Clock())
+    with TestClient(app) as c:
+        yield c
+
+
+def test_review_is_answered_with_a_patch(client: TestClient, registry: CollectorRegistry) -> None:
+    r = client.post("/mutate", content=orjson.dumps(review(replicaset_pod(), uid="abc")))
+    assert r.status_code == 200
+    body = r.json()
+    assert body["apiVersion"] == "admission.k8s.io/v1" and body["kind"] == "AdmissionReview"
+    assert body["response"]["uid"] == "abc" and body["response"]["allowed"] is True
+    assert body["response"]["patchType"] == "JSONPatch"
+    assert (
+        registry.get_sample_value(
+            "podsizer_webhook_reviews_total", {"outcome": "applied", "reason": "applied"}
+        )
+        == 1.0
+    )
+    assert registry.get_sample_value("podsizer_webhook_review_duration_seconds_count") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"not json", "not valid JSON"),
+        (b'{"kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1beta1"}', "apiVersion"),
+    ],
+)
+def test_bad_body_is_400_with_a_message(
+    client: TestClient, registry: CollectorRegistry, body: bytes, message: str
+) -> None:
+    r = client.post("/mutate", content=body)
+    assert r.status_code == 400
+    assert message in r.json()["message"]
+    assert registry.get_sample_value("podsizer_webhook_rejected_requests_total", {"code": "400"}) == 1.0
+
+
+def test_oversized_body_is_413(client: TestClient) -> None:
+    pod = replicaset_pod(annotations={"big": "x" * 20_000})
+    r = client.post("/mutate", content=orjson.dumps(review(pod)))
+    assert r.status_code == 413
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the streamed size is what counts
+        for _ in range(20):
+            yield b"x" * 1000
+
+    assert client.post("/mutate", content=chunks()).status_code == 413
+
+
+def test_skipped_reviews_are_counted_by_reason(client: TestClient, registry: CollectorRegistry) -> None:
+    client.post("/mutate", content=orjson.dumps(review(replicaset_pod("other"))))
+    assert (
+        registry.get_sample_value(
+            "podsizer_webhook_reviews_total", {"outcome": "skipped", "reason": "no-recommendation"}
+        )
+        == 1.0
+    )
+
+
+def test_readyz_waits_for_the_store_and_metrics_show_its_age() -> None:
+    holder = SnapshotHolder()
+    registry = CollectorRegistry()
+    clock = Clock()
+    app = create_app(load_settings(), holder, OwnerCache(), registry, clock)
+    with TestClient(app) as c:
+        assert c.get("/healthz").status_code == 200
+        assert c.get("/readyz").status_code == 503
+        holder.swap(holder_with(recommendation()).current())  # type: ignore[arg-type]
+        assert c.get("/readyz").status_code == 200
+        text = c.get("/metrics").text
+        assert "podsizer_webhook_store_age_seconds 42.0" in text
+        assert "podsizer_webhook_store_recommendations 1.0" in text
+
+
+def test_baseline_endpoint_only_when_enabled() -> None:
+    off = create_app(
+        load_settings(), SnapshotHolder(), OwnerCache(), CollectorRegistry(), lambda: datetime.now(UTC)
+    )
+    on = create_app(
+        load_settings({"bench_endpoints": True}),
+        SnapshotHolder(),
+        OwnerCache(),
+        CollectorRegistry(),
+        lambda: datetime.now(UTC),
+    )
+    body = orjson.dumps(review(replicaset_pod(), uid="b"))
+    with TestClient(off) as c:
+        assert c.post("/mutate-baseline", content=body).status_code == 404
+    with TestClient(on) as c:
+        assert c.post("/mutate-baseline", content=body).json()["response"] == {"uid": "b", "allowed": True}

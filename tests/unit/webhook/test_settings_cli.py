@@ -1,0 +1,87 @@
+"""Settings: PODSIZER_ variables and flags with defaults; a bad value fails at start naming the variable."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from webhook.cli import add_arguments, run, settings_from_args
+from webhook.settings import SettingsError, WebhookSettings, load_settings
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_defaults_are_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = load_settings()
+    assert s.default_mode == "dry-run"
+    assert s.port == 8443
+    assert s.max_body_bytes == 5_000_000
+    assert s.excluded_namespace_set == {"kube-system", "podsizer"}
+    assert s.tls_cert_file == Path("/tmp/k8s-webhook-server/serving-certs/tls.crt")
+
+
+def test_every_setting_has_a_flag() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.option_strings[0] != "-h"}
+    assert flags == {"--" + f.replace("_", "-") for f in WebhookSettings.model_fields}
+
+
+def test_env_then_flag_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODSIZER_PORT", "9443")
+    monkeypatch.setenv("PODSIZER_DEFAULT_MODE", "auto")
+    monkeypatch.setenv("PODSIZER_EXCLUDED_NAMESPACES", "kube-system, openshift-monitoring")
+    s = settings_from_args(_parse(["--default-mode", "off", "--allow-mig-swap", "true"]))
+    assert s.port == 9443
+    assert s.default_mode == "off"
+    assert s.allow_mig_swap is True
+    assert s.excluded_namespace_set == {"kube-system", "openshift-monitoring", "podsizer"}
+
+
+@pytest.mark.parametrize(
+    ("env", "value", "named"),
+    [
+        ("PODSIZER_PORT", "eighty", "PODSIZER_PORT (--port)"),
+        ("PODSIZER_PORT", "70000", "PODSIZER_PORT"),
+        ("PODSIZER_DEFAULT_MODE", "yolo", "PODSIZER_DEFAULT_MODE (--default-mode)"),
+        ("PODSIZER_LIMIT_POLICY", "double", "PODSIZER_LIMIT_POLICY"),
+        ("PODSIZER_MIN_CONFIDENCE", "2", "PODSIZER_MIN_CONFIDENCE"),
+        ("PODSIZER_STORE", "redis", "PODSIZER_STORE"),
+    ],
+)
+def test_bad_env_value_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, env: str, value: str, named: str
+) -> None:
+    monkeypatch.setenv(env, value)
+    with pytest.raises(SettingsError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        load_settings()
+
+
+def test_run_exits_2_with_the_variable_name(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PODSIZER_TLS_RELOAD_INTERVAL", "-1")
+    assert run(_parse([])) == 2
+    assert "PODSIZER_TLS_RELOAD_INTERVAL" in capsys.readouterr().err
+
+
+def test_missing_certificate_fails_at_start_naming_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        run(_parse(["--tls-cert-file", str(tmp_path / "none.crt"), "--tls-key-file", str(tmp_path / "k")]))
+        == 2
+    )
+    assert "PODSIZER_TLS_CERT_FILE" in capsys.readouterr().err
+
+
+def test_docs_list_every_setting() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "webhook.md").read_text()
+    for name in WebhookSettings.model_fields:
+        assert f"`{'PODSIZER_' + name.upper()}`" in doc and f"`--{name.replace('_', '-')}`" in doc, name

@@ -1,0 +1,125 @@
+"""Informer-style list+watch over the kubernetes client: resourceVersion bookkeeping, re-list on 410 Gone."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from kubernetes.client.exceptions import ApiException
+
+log = logging.getLogger("podsizer.webhook.informer")
+
+ListFn = Callable[..., Any]
+
+
+class WatchLike(Protocol):
+    def stream(self, func: ListFn, *args: Any, **kwargs: Any) -> Any: ...
+
+    def stop(self) -> None: ...
+
+
+class Handler(Protocol):
+    """Receives plain JSON objects (dicts), never client models."""
+
+    def replace(self, items: list[dict[str, Any]]) -> None: ...
+
+    def event(self, kind: str, obj: dict[str, Any]) -> None: ...
+
+
+class Informer:
+    """One resource: list (full replace), then watch from the list's resourceVersion until stopped.
+
+    A 410 (resourceVersion too old) or an ERROR event re-lists at once; a failing call (e.g. a CRD that is
+    not installed: Rollouts, DeploymentConfigs) is retried with exponential backoff up to `max_backoff`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        list_fn: ListFn,
+        handler: Handler,
+        watch_factory: Callable[[], WatchLike],
+        stop: threading.Event,
+        list_kwargs: Mapping[str, Any] | None = None,
+        timeout_seconds: int = 300,
+        backoff: float = 5.0,
+        max_backoff: float = 120.0,
+    ) -> None:
+        self.name = name
+        self.list_fn = list_fn
+        self.handler = handler
+        self.watch_factory = watch_factory
+        self.stop_event = stop
+        self.list_kwargs = dict(list_kwargs or {})
+        self.timeout_seconds = timeout_seconds
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.resource_version: str | None = None
+        self.synced = threading.Event()
+        self.relists = 0
+
+    def list(self) -> None:
+        resp = self.list_fn(_preload_content=False, **self.list_kwargs)
+        data = json.loads(resp.data)
+        items = [i for i in data.get("items") or [] if isinstance(i, dict)]
+        self.handler.replace(items)
+        self.resource_version = (data.get("metadata") or {}).get("resourceVersion")
+        self.relists += 1
+        self.synced.set()
+
+    def watch_once(self) -> bool:
+        """Follow the stream until it ends; False when the caller must re-list (410 or ERROR event)."""
+        w = self.watch_factory()
+        try:
+            for event in w.stream(
+                self.list_fn,
+                resource_version=self.resource_version,
+                timeout_seconds=self.timeout_seconds,
+                allow_watch_bookmarks=True,
+                **self.list_kwargs,
+            ):
+                if self.stop_event.is_set():
+                    w.stop()
+                    return True
+                etype = event.get("type")
+                raw = event.get("raw_object")
+                if not isinstance(raw, dict):
+                    continue
+                if etype == "ERROR":
+                    log.info("informer %s: watch error %s; re-listing", self.name, raw.get("message"))
+                    return False
+                rv = (raw.get("metadata") or {}).get("resourceVersion")
+                if rv:
+                    self.resource_version = rv
+                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    self.handler.event(etype, raw)
+        except ApiException as exc:
+            if exc.status == 410:
+                log.info("informer %s: resourceVersion %s gone; re-listing", self.name, self.resource_version)
+                return False
+            raise
+        return True
+
+    def run(self) -> None:
+        need_list = True
+        failures = 0
+        while not self.stop_event.is_set():
+            try:
+                if need_list:
+                    self.list()
+                need_list = not self.watch_once()
+                failures = 0
+            except Exception as exc:  # the cache keeps serving what it has; retry later, backing off
+                delay = min(self.backoff * 2**failures, self.max_backoff)
+                failures = min(failures + 1, 16)
+                log.warning("informer %s: %s; retrying in %.0fs", self.name, exc, delay)
+                need_list = True
+                self.stop_event.wait(delay)
+
+    def start(self) -> threading.Thread:
+        t = threading.Thread(target=self.run, name=f"podsizer-informer-{self.name}", daemon=True)
+        t.start()
+        return t

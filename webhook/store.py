@@ -1,0 +1,117 @@
+"""The in-memory Recommendation snapshot the webhook answers from, swapped atomically by loaders."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from recommender.api import (
+    API_GROUP,
+    API_VERSION,
+    Recommendation,
+    RecommendationError,
+    WorkloadRef,
+    recommendation_from_resource,
+)
+
+log = logging.getLogger("podsizer.webhook.store")
+
+LIST_KIND = "RecommendationList"
+STORE_API_VERSION = f"{API_GROUP}/{API_VERSION}"
+
+
+@dataclass(frozen=True)
+class RecommendationSnapshot:
+    """Immutable: Recommendations indexed by (namespace, kind, name) of their target workload."""
+
+    by_target: Mapping[WorkloadRef, Recommendation]
+    loaded_at: datetime
+    source: str = ""
+    skipped: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(
+        recs: Iterable[Recommendation], loaded_at: datetime, source: str = "", skipped: Iterable[str] = ()
+    ) -> RecommendationSnapshot:
+        return RecommendationSnapshot(
+            MappingProxyType({r.target: r for r in recs}), loaded_at, source, tuple(skipped)
+        )
+
+    def get(self, ref: WorkloadRef) -> Recommendation | None:
+        return self.by_target.get(ref)
+
+    def __len__(self) -> int:
+        return len(self.by_target)
+
+
+class SnapshotProvider(Protocol):
+    """What the admission path reads: the current snapshot (None until the first load)."""
+
+    def current(self) -> RecommendationSnapshot | None: ...
+
+    def refreshed_at(self) -> datetime | None: ...
+
+
+@dataclass
+class SnapshotHolder:
+    """The one mutable cell: loaders `swap` a whole snapshot in; readers take a reference, no lock needed."""
+
+    _snapshot: RecommendationSnapshot | None = None
+    _refreshed_at: datetime | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def current(self) -> RecommendationSnapshot | None:
+        return self._snapshot
+
+    def refreshed_at(self) -> datetime | None:
+        """When a loader last confirmed the store (a load, an unchanged poll, a watch event)."""
+        return self._refreshed_at
+
+    def swap(self, snapshot: RecommendationSnapshot) -> None:
+        with self._lock:
+            self._snapshot = snapshot
+            self._refreshed_at = snapshot.loaded_at
+
+    def touch(self, when: datetime) -> None:
+        with self._lock:
+            if self._snapshot is not None:
+                self._refreshed_at = when
+
+
+def parse_items(items: Iterable[Any], where: str) -> tuple[list[Recommendation], list[str]]:
+    """Decode Recommendation objects; a bad one is skipped with the reason (and logged), the rest kept."""
+    recs: list[Recommendation] = []
+    skipped: list[str] = []
+    for i, item in enumerate(items):
+        try:
+            recs.append(recommendation_from_resource(item))
+        except (RecommendationError, ValueError, TypeError, KeyError) as exc:
+            name = item.get("metadata", {}).get("name") if isinstance(item, dict) else None
+            reason = f"{where}[{i}] ({name or 'unnamed'}): {exc}"
+            log.warning("store: skipping recommendation %s", reason)
+            skipped.append(reason)
+    return recs, skipped
+
+
+def parse_store_document(doc: Any, source: str, now: Callable[[], datetime]) -> RecommendationSnapshot:
+    """The JSON file store: a RecommendationList; raises ValueError when the document itself is wrong."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"{source}: expected a JSON object (RecommendationList), got {type(doc).__name__}")
+    if doc.get("kind") != LIST_KIND:
+        raise ValueError(f"{source}: kind: expected {LIST_KIND!r}, got {doc.get('kind')!r}")
+    if doc.get("apiVersion") != STORE_API_VERSION:
+        raise ValueError(
+            f"{source}: apiVersion: expected {STORE_API_VERSION!r}, got {doc.get('apiVersion')!r}"
+        )
+    items = doc.get("items")
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise ValueError(f"{source}: items: expected a list")
+    recs, skipped = parse_items(items, "items")
+    return RecommendationSnapshot.of(recs, now(), source, skipped)
