@@ -269,7 +269,7 @@ def build_store(settings: RecommenderSettings, api_client: Any = None) -> Recomm
         return CrdStore(api_client or kube_api_client(settings.kubeconfig), settings.store_namespace)
     from recommender.store.jsonfile import JsonFileStore
 
-    return JsonFileStore(settings.store_path)
+    return JsonFileStore(settings.store_file)
 
 
 def build_prices(settings: RecommenderSettings) -> Any:
@@ -348,7 +348,7 @@ def run_recommend(args: argparse.Namespace) -> int:
 
 def _store_label(settings: RecommenderSettings) -> str:
     if settings.store == "json":
-        return str(settings.store_path)
+        return str(settings.store_file)
     return "Recommendation resources" + (
         f" in {settings.store_namespace}" if settings.store_namespace else ""
     )

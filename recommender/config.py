@@ -77,7 +77,7 @@ class RecommenderSettings(BaseSettings):
     store: Literal["json", "crd"] = Field(
         "json", description="where recommendations go: json (one file; 'file' also accepted) or crd"
     )
-    store_path: Path = Field(Path("recommendations.json"), description="file of the json store")
+    store_file: Path = Field(Path("recommendations.json"), description="file of the json store")
     store_namespace: str | None = Field(
         None, description="crd store: only this namespace (empty: all namespaces)"
     )

@@ -3,6 +3,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-[ -x .cache/bin/helm ] || scripts/tools.sh helm
+helm="${PODSIZER_CACHE:-$HOME/.cache/podsizer}/bin/helm"
+[ -x "$helm" ] || scripts/tools.sh helm
 py="${PODSIZER_PYTHON:-$root/.venv/bin/python}"
-exec "$py" scripts/render_manifests.py --helm .cache/bin/helm "$@"
+exec "$py" scripts/render_manifests.py --helm "$helm" "$@"

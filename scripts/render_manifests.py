@@ -6,6 +6,7 @@ import argparse
 import base64
 import copy
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -350,7 +351,13 @@ def render_all(helm: str) -> dict[Path, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--helm", default=str(ROOT / ".cache" / "bin" / "helm"), help="helm binary")
+    parser.add_argument(
+        "--helm",
+        default=str(
+            Path(os.environ.get("PODSIZER_CACHE") or Path.home() / ".cache" / "podsizer") / "bin" / "helm"
+        ),
+        help="helm binary",
+    )
     parser.add_argument("--check", action="store_true", help="fail if the files differ from a fresh render")
     args = parser.parse_args(argv)
     if not Path(args.helm).exists():

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the install-check CLI tools (helm, kubeconform, operator-sdk) from Go modules into .cache/bin, once per
-# pinned version. A tool that fails to build is reported (log in .cache/tools-logs) and the others still get built;
+# Builds the install-check CLI tools (helm, kubeconform, operator-sdk) from Go modules into $PODSIZER_CACHE/bin (default ~/.cache/podsizer), once per
+# pinned version. A tool that fails to build is reported (log in $PODSIZER_CACHE/tools-logs) and the others still get built;
 # tests needing it then skip with that reason (under CI=true, only operator-sdk's skip; helm/kubeconform's fail).
 # Usage: scripts/tools.sh [helm|kubeconform|operator-sdk ...] (default: all). Always exits 0 unless misused.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="$root/.cache/bin"
-mkdir -p "$bin" "$root/.cache/tools-logs"
+cache="${PODSIZER_CACHE:-$HOME/.cache/podsizer}"
+bin="$cache/bin"
+mkdir -p "$bin" "$cache/tools-logs"
 
 HELM_VERSION="v3.16.4"
 KUBECONFORM_VERSION="v0.7.0"
@@ -53,7 +54,7 @@ build_from_module() {
 }
 
 build() {
-  local name="$1" stamp="$bin/.$1.version" log="$root/.cache/tools-logs/$1.log"
+  local name="$1" stamp="$bin/.$1.version" log="$cache/tools-logs/$1.log"
   if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "${ver[$name]} ${tags[$name]} ${ldflags[$name]}" ]; then
     echo "tools: $name ${ver[$name]} already built"
     return 0

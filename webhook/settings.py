@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from webhook.calculators.base import LimitPolicy
@@ -28,11 +28,10 @@ class WebhookSettings(BaseSettings):
         1.0, gt=0, description="seconds between checks of the certificate files for rotation"
     )
     store: Literal["crd", "file"] = Field(
-        "crd", description="where Recommendations come from: crd (watch) or file (standalone)"
+        "crd",
+        description="where Recommendations come from: crd (watch) or file (standalone; 'json' also accepted)",
     )
-    store_file: Path = Field(
-        Path("/var/lib/podsizer/recommendations.json"), description="JSON RecommendationList (store=file)"
-    )
+    store_file: Path = Field(Path("recommendations.json"), description="JSON RecommendationList (store=file)")
     store_poll_interval: float = Field(5.0, gt=0, description="seconds between checks of the store file")
     kubeconfig: Path | None = Field(None, description="kubeconfig for store=crd; in-cluster config if unset")
     default_mode: Mode = Field("dry-run", description="mode when neither workload nor namespace sets one")
@@ -49,6 +48,17 @@ class WebhookSettings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="log level")
     access_log: bool = Field(False, description="uvicorn access log")
     bench_endpoints: bool = Field(False, description="register /mutate-baseline (benchmarks only)")
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _json_is_file(cls, value: Any) -> Any:
+        # The recommender calls the standalone store "json"; one PODSIZER_STORE then configures both.
+        return "file" if isinstance(value, str) and value.strip().lower() == "json" else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_log_level(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @property
     def excluded_namespace_set(self) -> frozenset[str]:

@@ -18,8 +18,9 @@ CHART = ROOT / "charts" / "podsizer"
 MANIFESTS = ROOT / "manifests"
 CRDS = MANIFESTS / "crds"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TOOLS_BIN = ROOT / ".cache" / "bin"
-TOOLS_LOGS = ROOT / ".cache" / "tools-logs"
+CACHE = Path(os.environ.get("PODSIZER_CACHE") or Path.home() / ".cache" / "podsizer")
+TOOLS_BIN = CACHE / "bin"
+TOOLS_LOGS = CACHE / "tools-logs"
 
 NAMESPACE = "podsizer"
 RELEASE = "podsizer"

@@ -76,7 +76,7 @@ def test_recommend_write_stores_to_the_json_file(
     fake_pipeline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "recs.json"
-    assert main(["recommend", "--write", "--store-path", str(path), "--no-progress"]) == 0
+    assert main(["recommend", "--write", "--store-file", str(path), "--no-progress"]) == 0
     assert json.loads(path.read_text())["items"][0]["metadata"]["name"] == "deployment-web"
     assert f"wrote 1 recommendations to {path}" in capsys.readouterr().err
 
@@ -95,7 +95,7 @@ def test_corrupt_store_with_write_is_exit_1_and_names_the_file(
 ) -> None:
     path = tmp_path / "recs.json"
     path.write_text("{oops")
-    assert main(["recommend", "--write", "--store-path", str(path), "--no-progress"]) == 1
+    assert main(["recommend", "--write", "--store-file", str(path), "--no-progress"]) == 1
     assert str(path) in capsys.readouterr().err
     assert path.read_text() == "{oops"
 
@@ -205,7 +205,7 @@ def test_run_once_writes_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         if name.startswith("PODSIZER_"):
             monkeypatch.delenv(name)
     path = tmp_path / "recs.json"
-    assert main(["run", "--once", "--source", "demo", "--namespaces", "shop", "--store-path", str(path)]) == 0
+    assert main(["run", "--once", "--source", "demo", "--namespaces", "shop", "--store-file", str(path)]) == 0
     items = json.loads(path.read_text())["items"]
     assert items and {i["metadata"]["namespace"] for i in items} == {"shop"}
 
@@ -228,7 +228,7 @@ def test_run_serves_metrics_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None
     env.update(
         PODSIZER_SOURCE="demo",
         PODSIZER_NAMESPACES="shop",
-        PODSIZER_STORE_PATH=str(store),
+        PODSIZER_STORE_FILE=str(store),
         PODSIZER_METRICS_PORT=str(port),
         PODSIZER_METRICS_HOST="127.0.0.1",
     )

@@ -68,8 +68,8 @@ def test_flags_override_the_environment() -> None:
 
 def test_absent_flags_leave_env_and_defaults_alone() -> None:
     assert parse([]) == {}
-    assert parse(["--store-path", "/tmp/x.json"]) == {"store_path": "/tmp/x.json"}
-    assert load_settings(parse(["--store-path", "/tmp/x.json"]), env={}).store_path == Path("/tmp/x.json")
+    assert parse(["--store-file", "/tmp/x.json"]) == {"store_file": "/tmp/x.json"}
+    assert load_settings(parse(["--store-file", "/tmp/x.json"]), env={}).store_file == Path("/tmp/x.json")
 
 
 def test_empty_optional_values_mean_none() -> None:

@@ -1,0 +1,344 @@
+"""ControlPlane: etcd, kube-apiserver and kube-controller-manager on 127.0.0.1, started/stopped by tests."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import ssl
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+from kubernetes import client
+
+from tests.controlplane.binaries import Binaries
+from tests.controlplane.kubeconfig import client_configuration, write_kubeconfig
+from tests.controlplane.pki import CertFiles, CertificateAuthority, write_service_account_keys
+from tests.controlplane.processes import ManagedProcess, free_port
+
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+_NAME_RE = re.compile(r"[^a-zA-Z0-9_.-]+")
+_Probe = Callable[[], tuple[bool, str]]
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane did not come up (or went away); the message carries the processes' log tails."""
+
+
+def _mkdtemp(prefix: str, prefer: Path) -> Path:
+    base = prefer if prefer.is_dir() else None
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
+class ControlPlane:
+    """A real control plane: etcd (fresh data dir), kube-apiserver (RBAC; x509 and SA tokens), the KCM.
+
+    Use as a context manager, or call start() and stop(). Every process logs to a file under `log_dir`.
+    """
+
+    def __init__(self, binaries: Binaries, workdir: Path | None = None) -> None:
+        self.binaries = binaries
+        self._own_workdir = workdir is None
+        self.workdir = workdir if workdir is not None else _mkdtemp("podsizer-cp-", Path("/tmp"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.log_dir = self.workdir / "logs"
+        self.pki_dir = self.workdir / "pki"
+        self.log_dir.mkdir(exist_ok=True)
+        self.pki_dir.mkdir(exist_ok=True)
+        self._etcd_dir: Path | None = None
+        self.processes: dict[str, ManagedProcess] = {}
+        self.secure_port = 0
+        self.kubeconfig_path = self.workdir / "admin.kubeconfig"
+        self.ca: CertificateAuthority | None = None
+        self._admin: CertFiles | None = None
+
+    # lifecycle
+
+    def __enter__(self) -> ControlPlane:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def server(self) -> str:
+        """The apiserver's URL, https://127.0.0.1:<port>."""
+        return f"https://127.0.0.1:{self.secure_port}"
+
+    @property
+    def ca_file(self) -> Path:
+        """The CA that signed the apiserver's serving certificate and every client certificate."""
+        return self.pki_dir / "ca.crt"
+
+    def start(self, timeout_s: float = 180.0) -> None:
+        """Starts etcd, the apiserver and the controller-manager; returns once all three are ready.
+
+        On failure the processes are stopped and ControlPlaneError carries their log tails; the log files
+        stay until stop().
+        """
+        try:
+            self._write_pki()
+            self._start_etcd(timeout_s)
+            self._start_apiserver(timeout_s)
+            self._start_controller_manager(timeout_s)
+            self._wait_for_default_service_account(timeout_s)
+        except BaseException:
+            self._stop_processes()  # the logs stay until stop(), for copy_logs()
+            raise
+
+    def _stop_processes(self) -> None:
+        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+            proc = self.processes.get(name)
+            if proc is not None:
+                proc.stop()
+
+    def stop(self) -> None:
+        """Stops the processes (controller-manager, apiserver, etcd), removes the data and temp dirs."""
+        self._stop_processes()
+        if self._etcd_dir is not None:
+            shutil.rmtree(self._etcd_dir, ignore_errors=True)
+            self._etcd_dir = None
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def copy_logs(self, destination: Path) -> None:
+        """Copies every process log to `destination` (for CI artifacts), before stop() removes them."""
+        destination.mkdir(parents=True, exist_ok=True)
+        for log in self.log_dir.glob("*.log"):
+            shutil.copy2(log, destination / log.name)
+
+    def describe(self) -> str:
+        """Each process's state and log tail, for a failure message."""
+        return "\n\n".join(p.describe_failure() for p in self.processes.values())
+
+    def check_alive(self) -> None:
+        """Raises ControlPlaneError when a control-plane process has exited."""
+        dead = [p for p in self.processes.values() if p.exit_code() is not None]
+        if dead:
+            raise ControlPlaneError(
+                "control-plane process ended:\n" + "\n\n".join(p.describe_failure() for p in dead)
+            )
+
+    # clients
+
+    def configuration(self, cert: CertFiles | None = None, token: str | None = None) -> client.Configuration:
+        """A kubernetes-client Configuration: the admin's (system:masters) unless a cert or token is given."""
+        if cert is None and token is None:
+            cert = self._admin_cert()
+        return client_configuration(self.server, self.ca_file, cert=cert, token=token)
+
+    def api_client(self) -> client.ApiClient:
+        """An ApiClient authenticated as the cluster admin (client certificate, group system:masters)."""
+        return client.ApiClient(self.configuration())
+
+    def user_cert(self, user: str, groups: list[str] | None = None) -> CertFiles:
+        """A client certificate the apiserver authenticates as `user` in `groups` (no roles granted)."""
+        stem = "user-" + _NAME_RE.sub("_", user)
+        return self._ca().issue_client(stem, user, list(groups or []))
+
+    def client_for_user(self, user: str, groups: list[str] | None = None) -> client.ApiClient:
+        """An ApiClient authenticated as `user` in `groups`, with only what RBAC grants them."""
+        return client.ApiClient(self.configuration(cert=self.user_cert(user, groups)))
+
+    def kubeconfig_for_user(self, user: str, groups: list[str] | None = None) -> Path:
+        """A kubeconfig file for `user` in `groups`, for subprocesses (webhook, recommender)."""
+        cert = self.user_cert(user, groups)
+        path = self.workdir / f"{cert.cert.stem}.kubeconfig"
+        return write_kubeconfig(path, self.server, self.ca_file, user, cert=cert)
+
+    def service_account_token(self, namespace: str, name: str, expiration_s: int = 3600) -> str:
+        """A bound token for ServiceAccount namespace/name from the TokenRequest API (the SA must exist)."""
+        core = client.CoreV1Api(self.api_client())
+        request = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(
+                audiences=[SERVICE_ACCOUNT_ISSUER], expiration_seconds=expiration_s
+            )
+        )
+        answer = core.create_namespaced_service_account_token(name, namespace, request)
+        if answer.status is None or not answer.status.token:
+            raise ControlPlaneError(f"TokenRequest for {namespace}/{name} returned no token")
+        return str(answer.status.token)
+
+    def client_for_service_account(self, namespace: str, name: str) -> client.ApiClient:
+        """An ApiClient that authenticates with the ServiceAccount's token, as a pod of that SA would."""
+        return client.ApiClient(self.configuration(token=self.service_account_token(namespace, name)))
+
+    def kubeconfig_for_service_account(self, namespace: str, name: str) -> Path:
+        """A kubeconfig file holding a token of ServiceAccount namespace/name, for subprocesses."""
+        user = f"system:serviceaccount:{namespace}:{name}"
+        path = self.workdir / f"sa-{namespace}-{name}.kubeconfig"
+        token = self.service_account_token(namespace, name)
+        return write_kubeconfig(path, self.server, self.ca_file, user, token=token)
+
+    # internals
+
+    def _ca(self) -> CertificateAuthority:
+        if self.ca is None:
+            raise ControlPlaneError("control plane not started")
+        return self.ca
+
+    def _admin_cert(self) -> CertFiles:
+        if self._admin is None:
+            raise ControlPlaneError("control plane not started")
+        return self._admin
+
+    def _write_pki(self) -> None:
+        self.ca = CertificateAuthority(self.pki_dir)
+        self._serving = self.ca.issue_server(
+            "apiserver",
+            ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+            ["127.0.0.1", "10.0.0.1"],
+        )
+        self._admin = self.ca.issue_client("admin", "podsizer-test-admin", ["system:masters"])
+        self._sa_keys = write_service_account_keys(self.pki_dir)
+
+    def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
+        proc = ManagedProcess(name, argv, self.log_dir / f"{name}.log")
+        self.processes[name] = proc
+        return proc
+
+    def _wait(self, what: str, ready: ManagedProcess, probe: _Probe, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            if ready.exit_code() is not None:
+                raise ControlPlaneError(f"{what} exited before it was ready:\n{self.describe()}")
+            ok, last = probe()
+            if ok:
+                return
+            time.sleep(0.5)
+        raise ControlPlaneError(
+            f"{what} not ready after {timeout_s:.0f} s (last: {last}):\n{self.describe()}"
+        )
+
+    def _start_etcd(self, timeout_s: float) -> None:
+        # tmpfs when there is one: etcd fsyncs every write, and the tests do not need durability.
+        self._etcd_dir = _mkdtemp("podsizer-etcd-", Path("/dev/shm"))
+        self.etcd_port, peer = free_port(), free_port()
+        client_url, peer_url = f"http://127.0.0.1:{self.etcd_port}", f"http://127.0.0.1:{peer}"
+        proc = self._spawn(
+            "etcd",
+            [
+                str(self.binaries.etcd),
+                "--name=podsizer-test",
+                f"--data-dir={self._etcd_dir}",
+                f"--listen-client-urls={client_url}",
+                f"--advertise-client-urls={client_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=podsizer-test={peer_url}",
+                "--initial-cluster-state=new",
+                "--logger=zap",
+                "--log-level=warn",
+            ],
+        )
+
+        def probe() -> tuple[bool, str]:
+            try:
+                answer = httpx.get(f"{client_url}/health", timeout=2.0)
+            except httpx.HTTPError as e:
+                return False, repr(e)
+            return answer.status_code == 200 and '"true"' in answer.text, answer.text
+
+        self._wait("etcd", proc, probe, timeout_s)
+
+    def _admin_ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        admin = self._admin_cert()
+        ctx.load_cert_chain(str(admin.cert), str(admin.key))
+        return ctx
+
+    def _start_apiserver(self, timeout_s: float) -> None:
+        self.secure_port = free_port()
+        proc = self._spawn(
+            "kube-apiserver",
+            [
+                str(self.binaries.kube_apiserver),
+                f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--tls-cert-file={self._serving.cert}",
+                f"--tls-private-key-file={self._serving.key}",
+                f"--secure-port={self.secure_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+                "--authorization-mode=RBAC",
+                f"--client-ca-file={self.ca_file}",
+                f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+                f"--service-account-key-file={self._sa_keys.cert}",
+                f"--service-account-signing-key-file={self._sa_keys.key}",
+                "--v=1",
+            ],
+        )
+        self.write_admin_kubeconfig()
+        ctx = self._admin_ssl_context()
+
+        def probe() -> tuple[bool, str]:
+            try:
+                answer = httpx.get(f"{self.server}/readyz", verify=ctx, timeout=5.0)
+            except httpx.HTTPError as e:
+                return False, repr(e)
+            return answer.status_code == 200, f"HTTP {answer.status_code} {answer.text[-300:]}"
+
+        self._wait("kube-apiserver", proc, probe, timeout_s)
+
+    def write_admin_kubeconfig(self) -> Path:
+        """(Re)writes the admin kubeconfig at `kubeconfig_path`."""
+        return write_kubeconfig(
+            self.kubeconfig_path, self.server, self.ca_file, "podsizer-test-admin", cert=self._admin_cert()
+        )
+
+    def _start_controller_manager(self, timeout_s: float) -> None:
+        port = free_port()
+        kubeconfig = str(self.kubeconfig_path)
+        proc = self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.binaries.kube_controller_manager),
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.workdir / 'kcm-certs'}",
+                "--controllers=*",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                f"--service-account-private-key-file={self._sa_keys.key}",
+                f"--root-ca-file={self.ca_file}",
+                f"--cluster-signing-cert-file={self.ca_file}",
+                f"--cluster-signing-key-file={self.pki_dir / 'ca.key'}",
+                f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+                "--v=1",
+            ],
+        )
+
+        def probe() -> tuple[bool, str]:
+            try:
+                # Its serving certificate is self-signed into --cert-dir; /healthz is always-allowed.
+                answer = httpx.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=5.0)
+            except httpx.HTTPError as e:
+                return False, repr(e)
+            return answer.status_code == 200, f"HTTP {answer.status_code} {answer.text[-300:]}"
+
+        self._wait("kube-controller-manager", proc, probe, timeout_s)
+
+    def _wait_for_default_service_account(self, timeout_s: float) -> None:
+        core = client.CoreV1Api(self.api_client())
+        proc = self.processes["kube-controller-manager"]
+
+        def probe() -> tuple[bool, str]:
+            try:
+                core.read_namespaced_service_account("default", "default")
+            except client.ApiException as e:
+                return False, f"ServiceAccount default/default: HTTP {e.status}"
+            return True, "ok"
+
+        self._wait("controller-manager's serviceaccount controller", proc, probe, timeout_s)

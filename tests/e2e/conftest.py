@@ -1,0 +1,181 @@
+"""Fixtures for e2e tests: one real control plane per session, namespaces, the CRDs, the podsizer webhook."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.controlplane.binaries import ROOT, find_binaries
+from tests.controlplane.chart import RBAC_TEMPLATES, RELEASE_NAMESPACE, find_helm, render
+from tests.controlplane.cluster import ControlPlane, ControlPlaneError
+from tests.controlplane.kube import create_from_yaml, create_namespace
+from tests.controlplane.podsizer_webhook import E2E_NAMESPACE_LABEL, WebhookProcess, register_webhook
+
+REQUIRE_ENV = "PODSIZER_REQUIRE_CONTROLPLANE"
+LOGS_ENV = "PODSIZER_CONTROLPLANE_LOGS"
+CRD_FILES = [
+    ROOT / "manifests" / "crds" / "recommendation.yaml",
+    *sorted((ROOT / "manifests" / "crds" / "testing").glob("*.yaml")),
+]
+MODE_LABEL = "podsizer.io/mode"
+WEBHOOK_CONFIGURATION = "podsizer-e2e"
+
+
+def _log_destination() -> Path:
+    return Path(os.environ.get(LOGS_ENV) or ROOT / "test-artifacts" / "controlplane")
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """A started ControlPlane shared by the session; its logs are copied to test-artifacts/ when it stops.
+
+    Missing binaries skip the test loudly, unless PODSIZER_REQUIRE_CONTROLPLANE is set (CI): then they fail.
+    """
+    binaries, reason = find_binaries()
+    if binaries is None:
+        if os.environ.get(REQUIRE_ENV):
+            pytest.fail(f"{REQUIRE_ENV} is set but {reason}", pytrace=False)
+        pytest.skip(f"E2E SKIPPED: {reason}; set {REQUIRE_ENV}=1 to make this a failure")
+    plane = ControlPlane(binaries)
+    failure: str | None = None
+    try:
+        plane.start()
+    except ControlPlaneError as e:
+        failure = str(e)
+        plane.copy_logs(_log_destination())
+        plane.stop()
+    if failure is not None:
+        pytest.fail(f"control plane did not start: {failure}", pytrace=False)
+    try:
+        yield plane
+    finally:
+        try:
+            plane.copy_logs(_log_destination())
+        finally:
+            plane.stop()
+
+
+@pytest.fixture(scope="session")
+def admin_client(control_plane: ControlPlane) -> client.ApiClient:
+    """An ApiClient authenticated as the cluster admin (system:masters)."""
+    return control_plane.api_client()
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane, admin_client: client.ApiClient) -> Iterator[str]:
+    """A fresh namespace (with its default ServiceAccount) for one test, deleted afterwards."""
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin_client, name)
+    yield name
+    control_plane.check_alive()
+    client.CoreV1Api(admin_client).delete_namespace(name)
+
+
+NamespaceFactory = Callable[..., str]
+
+
+@pytest.fixture
+def make_namespace(control_plane: ControlPlane, admin_client: client.ApiClient) -> Iterator[NamespaceFactory]:
+    """make_namespace(mode=None, labels=None) -> name: fresh namespaces, deleted after the test.
+
+    mode sets the podsizer.io/mode label; webhook=True (the default) labels it for the session's webhook.
+    """
+    names: list[str] = []
+
+    def make(mode: str | None = None, labels: dict[str, str] | None = None, webhook: bool = True) -> str:
+        all_labels = dict(labels or {})
+        if webhook:
+            all_labels[E2E_NAMESPACE_LABEL] = "true"
+        if mode is not None:
+            all_labels[MODE_LABEL] = mode
+        name = f"e2e-{uuid.uuid4().hex[:8]}"
+        create_namespace(admin_client, name, all_labels)
+        names.append(name)
+        return name
+
+    yield make
+    control_plane.check_alive()
+    for name in names:
+        client.CoreV1Api(admin_client).delete_namespace(name)
+
+
+@pytest.fixture(scope="session")
+def podsizer_crds(admin_client: client.ApiClient) -> list[dict[str, Any]]:
+    """The shipped CRDs (Recommendation; Rollout and DeploymentConfig stand-ins), created and Established."""
+    stored: list[dict[str, Any]] = []
+    for path in CRD_FILES:
+        stored.extend(create_from_yaml(admin_client, path))
+    return stored
+
+
+@pytest.fixture(scope="session")
+def chart_rbac(control_plane: ControlPlane, admin_client: client.ApiClient) -> bool:
+    """Namespace `podsizer` with the chart's ServiceAccounts, ClusterRoles and bindings (helm template).
+
+    False when no helm is built (scripts/tools.sh helm); the tests that need the chart's roles skip then.
+    """
+    helm = find_helm()
+    if helm is None:
+        return False
+    create_namespace(admin_client, RELEASE_NAMESPACE)
+    create_from_yaml(admin_client, render(helm, RBAC_TEMPLATES, control_plane.binaries.version))
+    return True
+
+
+@pytest.fixture(scope="session")
+def webhook_kubeconfig(control_plane: ControlPlane, chart_rbac: bool) -> Path:
+    """The webhook's identity: the chart's podsizer-webhook ServiceAccount (a TokenRequest token), so it has
+    exactly the chart's ClusterRole; the admin's kubeconfig only when there is no helm to render the chart.
+    """
+    if chart_rbac:
+        return control_plane.kubeconfig_for_service_account(RELEASE_NAMESPACE, "podsizer-webhook")
+    return control_plane.kubeconfig_path
+
+
+@pytest.fixture(scope="session")
+def podsizer_webhook(
+    admin_client: client.ApiClient,
+    podsizer_crds: list[dict[str, Any]],
+    webhook_kubeconfig: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[WebhookProcess]:
+    """`python -m webhook` (store=crd, default mode dry-run) registered for namespaces from make_namespace."""
+    kubeconfig = webhook_kubeconfig
+    hook = WebhookProcess(tmp_path_factory.mktemp("webhook"), kubeconfig)
+    hook.start()
+    register_webhook(admin_client, WEBHOOK_CONFIGURATION, hook, {E2E_NAMESPACE_LABEL: "true"})
+    try:
+        yield hook
+    finally:
+        try:
+            client.AdmissionregistrationV1Api(admin_client).delete_mutating_webhook_configuration(
+                WEBHOOK_CONFIGURATION
+            )
+        finally:
+            hook.stop()
+            dest = _log_destination()
+            dest.mkdir(parents=True, exist_ok=True)
+            if hook.log_path.exists():
+                shutil.copy2(hook.log_path, dest / "webhook.log")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """On a failed e2e test, attach the control plane's state and log tails to the report."""
+    report = yield
+    plane = getattr(item, "funcargs", {}).get("control_plane")
+    if isinstance(plane, ControlPlane) and report.failed:
+        report.sections.append(("control plane", plane.describe()))
+    hook = getattr(item, "funcargs", {}).get("podsizer_webhook")
+    if isinstance(hook, WebhookProcess) and report.failed:
+        report.sections.append(("podsizer webhook", hook.describe()))
+    return report

@@ -1,0 +1,306 @@
+"""Workload -> real controller -> the apiserver calls the webhook -> stored pods carry the recommendation."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from recommender.api import WorkloadRef
+from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for_pods
+from tests.controlplane.podsizer_webhook import WebhookProcess
+from tests.controlplane.recommendations import put_recommendation, simple_recommendation
+from tests.controlplane.workloads import (
+    deployment_replicaset,
+    pod_template,
+    wait_until_webhook_acts,
+    workload,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+APPLIED = "podsizer.io/applied"
+DRY_RUN = "podsizer.io/dry-run"
+TEMPLATE_RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "64Mi"},
+    "limits": {"cpu": "200m", "memory": "128Mi"},
+}
+RECOMMENDED = {"cpu": "250m", "memory": "96Mi"}
+# The webhook's default limit policy, keep-ratio: the template's limits are twice its requests.
+EXPECTED = {"requests": {"cpu": "250m", "memory": "96Mi"}, "limits": {"cpu": "500m", "memory": "192Mi"}}
+
+NamespaceFactory = Callable[..., str]
+
+
+def _workload(api_version: str, kind: str, name: str, replicas: int | None, **spec: Any) -> Manifest:
+    return workload(api_version, kind, name, replicas, TEMPLATE_RESOURCES, **spec)
+
+
+def _template(labels: dict[str, str], annotations: dict[str, str] | None = None) -> Manifest:
+    return pod_template(labels, TEMPLATE_RESOURCES, annotations)
+
+
+def _recommend(admin: client.ApiClient, namespace: str, kind: str, name: str) -> None:
+    put_recommendation(
+        admin, simple_recommendation(WorkloadRef(namespace, kind, name), {"main": RECOMMENDED})
+    )
+
+
+EXPECTED_CHANGES = {
+    ("main", "requests", "cpu"): ("100m", "250m"),
+    ("main", "requests", "memory"): ("64Mi", "96Mi"),
+    ("main", "limits", "cpu"): ("200m", "500m"),
+    ("main", "limits", "memory"): ("128Mi", "192Mi"),
+}
+
+
+def _changes(record: Manifest) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """The podsizer.io/applied or dry-run record's changes, keyed by (container, field, resource)."""
+    return {(c["container"], c["field"], c["resource"]): (c["from"], c["to"]) for c in record["changes"]}
+
+
+def _mutated(pod: Manifest) -> bool:
+    return bool(pod["spec"]["containers"][0]["resources"] == EXPECTED)
+
+
+def _has_dry_run(pod: Manifest) -> bool:
+    return DRY_RUN in (pod["metadata"].get("annotations") or {})
+
+
+def _wait_until_webhook_acts(
+    admin: client.ApiClient, owner: Manifest, check: Callable[[Manifest], bool], what: str
+) -> None:
+    wait_until_webhook_acts(admin, owner, check, what)
+
+
+def _assert_auto_mode_pods(pods: list[Manifest], recommendation: str) -> None:
+    for pod in pods:
+        assert pod["spec"]["containers"][0]["resources"] == EXPECTED
+        annotations = pod["metadata"]["annotations"]
+        assert DRY_RUN not in annotations
+        applied = json.loads(annotations[APPLIED])
+        assert applied["recommendation"] == recommendation
+        assert _changes(applied) == EXPECTED_CHANGES
+
+
+def test_deployment_pods_get_recommended_resources_in_auto_mode(
+    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+) -> None:
+    ns = make_namespace(mode="auto")
+    _recommend(admin_client, ns, "Deployment", "web")
+    create_objects(admin_client, [_workload("apps/v1", "Deployment", "web", 0)], namespace=ns)
+    apps = client.AppsV1Api(admin_client)
+    rs = deployment_replicaset(admin_client, ns)
+    _wait_until_webhook_acts(admin_client, rs, _mutated, "the webhook to apply deployment-web")
+    apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
+    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
+    _assert_auto_mode_pods(pods, "deployment-web")
+
+
+def test_deployment_pods_only_get_the_annotation_in_dry_run_mode(
+    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+) -> None:
+    ns = make_namespace(mode="dry-run")
+    _recommend(admin_client, ns, "Deployment", "web")
+    create_objects(admin_client, [_workload("apps/v1", "Deployment", "web", 0)], namespace=ns)
+    apps = client.AppsV1Api(admin_client)
+    rs = deployment_replicaset(admin_client, ns)
+    _wait_until_webhook_acts(admin_client, rs, _has_dry_run, "the webhook to annotate for deployment-web")
+    apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
+    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
+    for pod in pods:
+        assert pod["spec"]["containers"][0]["resources"] == TEMPLATE_RESOURCES
+        annotations = pod["metadata"]["annotations"]
+        assert APPLIED not in annotations
+        planned = json.loads(annotations[DRY_RUN])
+        assert planned["recommendation"] == "deployment-web"
+        assert _changes(planned) == EXPECTED_CHANGES
+
+
+def test_statefulset_pod_gets_recommended_resources(
+    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+) -> None:
+    ns = make_namespace(mode="auto")
+    _recommend(admin_client, ns, "StatefulSet", "db")
+    create_objects(
+        admin_client, [_workload("apps/v1", "StatefulSet", "db", 0, serviceName="db")], namespace=ns
+    )
+    apps = client.AppsV1Api(admin_client)
+    sts = to_dict(admin_client, apps.read_namespaced_stateful_set("db", ns))
+    _wait_until_webhook_acts(admin_client, sts, _mutated, "the webhook to apply statefulset-db")
+    apps.patch_namespaced_stateful_set_scale("db", ns, {"spec": {"replicas": 1}})
+    (pod,) = wait_for_pods(admin_client, ns, "StatefulSet", "db", count=1)
+    assert pod["metadata"]["name"] == "db-0"
+    _assert_auto_mode_pods([pod], "statefulset-db")
+
+
+@pytest.fixture
+def fake_node(admin_client: client.ApiClient) -> Iterator[str]:
+    """A Node object without a kubelet: somewhere for the DaemonSet controller to put a pod; deleted after."""
+    name = f"e2e-node-{uuid.uuid4().hex[:6]}"
+    core = client.CoreV1Api(admin_client)
+    core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    core.delete_node(name)
+
+
+def test_daemonset_pod_gets_recommended_resources(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    fake_node: str,
+) -> None:
+    ns = make_namespace(mode="auto")
+    _recommend(admin_client, ns, "DaemonSet", "agent")
+    ds = _workload("apps/v1", "DaemonSet", "agent", None)
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"podsizer.io/e2e-node": ns}  # no node matches yet
+    create_objects(admin_client, [ds], namespace=ns)
+    apps, core = client.AppsV1Api(admin_client), client.CoreV1Api(admin_client)
+    stored = to_dict(admin_client, apps.read_namespaced_daemon_set("agent", ns))
+    _wait_until_webhook_acts(admin_client, stored, _mutated, "the webhook to apply daemonset-agent")
+    core.patch_node(fake_node, {"metadata": {"labels": {"podsizer.io/e2e-node": ns}}})
+    (pod,) = wait_for_pods(admin_client, ns, "DaemonSet", "agent", count=1)
+    _assert_auto_mode_pods([pod], "daemonset-agent")
+
+
+def test_rollout_replicaset_pods_get_recommended_resources(
+    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+) -> None:
+    ns = make_namespace(mode="auto")
+    _recommend(admin_client, ns, "Rollout", "canary")
+    (rollout,) = create_objects(admin_client, [_workload("argoproj.io/v1alpha1", "Rollout", "canary", 2)], ns)
+    # What the Argo Rollouts controller would create: a ReplicaSet it controls, named by the template hash.
+    rs = _workload("apps/v1", "ReplicaSet", "canary-6d4cf56db8", 0)
+    rs["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Rollout",
+            "name": "canary",
+            "uid": rollout["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    for labels in (rs["spec"]["selector"]["matchLabels"], rs["spec"]["template"]["metadata"]["labels"]):
+        labels["rollouts-pod-template-hash"] = "6d4cf56db8"
+    (stored,) = create_objects(admin_client, [rs], namespace=ns)
+    _wait_until_webhook_acts(admin_client, stored, _mutated, "the webhook to apply rollout-canary")
+    client.AppsV1Api(admin_client).patch_namespaced_replica_set_scale(
+        "canary-6d4cf56db8", ns, {"spec": {"replicas": 2}}
+    )
+    pods = wait_for_pods(admin_client, ns, "ReplicaSet", "canary-6d4cf56db8", count=2)
+    _assert_auto_mode_pods(pods, "rollout-canary")
+
+
+def _openshift_deployer_pod(rc: Manifest) -> Manifest:
+    """The deployer pod openshift-controller-manager creates for revision `rc` (owner RC, not controller)."""
+    rc_name, dc = rc["metadata"]["name"], rc["metadata"]["labels"]["openshift.io/deployment-config.name"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{rc_name}-deploy",
+            "labels": {"openshift.io/deployer-pod-for.name": rc_name},
+            "annotations": {
+                "openshift.io/deployment.name": rc_name,
+                "openshift.io/deployment-config.name": dc,
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ReplicationController",
+                    "name": rc_name,
+                    "uid": rc["metadata"]["uid"],
+                }
+            ],
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "deployment", "image": "registry.example/origin-deployer:4", "resources": {}}
+            ],
+        },
+    }
+
+
+def _openshift_hook_pod(rc: Manifest) -> Manifest:
+    """A pre hook pod: no ownerReference; it copies the app container (image and resources)."""
+    rc_name = rc["metadata"]["name"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{rc_name}-hook-pre",
+            "labels": {
+                "openshift.io/deployer-pod-for.name": rc_name,
+                "openshift.io/deployer-pod.type": "hook-pre",
+            },
+            "annotations": {"openshift.io/deployment.name": rc_name},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": copy.deepcopy(rc["spec"]["template"]["spec"]["containers"]),
+        },
+    }
+
+
+def test_deploymentconfig_pods_mutated_and_deployer_and_hook_pods_untouched(
+    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+) -> None:
+    ns = make_namespace(mode="auto")
+    _recommend(admin_client, ns, "DeploymentConfig", "shop")
+    dc = _workload("apps.openshift.io/v1", "DeploymentConfig", "shop", 2)
+    dc["spec"]["selector"] = {"deploymentconfig": "shop"}
+    dc["spec"]["template"]["metadata"]["labels"] = {"deploymentconfig": "shop"}
+    (stored_dc,) = create_objects(admin_client, [dc], namespace=ns)
+    # Revision 1 as openshift-controller-manager makes it: RC shop-1 controlled by the DC.
+    pod_labels = {"deploymentconfig": "shop", "deployment": "shop-1"}
+    pod_annotations = {
+        "openshift.io/deployment-config.latest-version": "1",
+        "openshift.io/deployment-config.name": "shop",
+        "openshift.io/deployment.name": "shop-1",
+    }
+    rc: Manifest = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {
+            "name": "shop-1",
+            "labels": {"openshift.io/deployment-config.name": "shop"},
+            "annotations": {"openshift.io/deployment-config.name": "shop"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps.openshift.io/v1",
+                    "kind": "DeploymentConfig",
+                    "name": "shop",
+                    "uid": stored_dc["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"replicas": 0, "selector": pod_labels, "template": _template(pod_labels, pod_annotations)},
+    }
+    (stored_rc,) = create_objects(admin_client, [rc], namespace=ns)
+    _wait_until_webhook_acts(admin_client, stored_rc, _mutated, "the webhook to apply deploymentconfig-shop")
+    skipped_before = podsizer_webhook.review_count("skipped", "deployer-or-hook-pod")
+
+    core = client.CoreV1Api(admin_client)
+    core.create_namespaced_pod(ns, _openshift_deployer_pod(stored_rc))  # type: ignore[arg-type]
+    core.create_namespaced_pod(ns, _openshift_hook_pod(stored_rc))  # type: ignore[arg-type]
+    core.patch_namespaced_replication_controller_scale("shop-1", ns, {"spec": {"replicas": 2}})
+    pods = wait_for_pods(admin_client, ns, "ReplicationController", "shop-1", count=2)
+    _assert_auto_mode_pods(pods, "deploymentconfig-shop")
+
+    deployer = to_dict(admin_client, core.read_namespaced_pod("shop-1-deploy", ns))
+    hook = to_dict(admin_client, core.read_namespaced_pod("shop-1-hook-pre", ns))
+    assert deployer["spec"]["containers"][0].get("resources") in (None, {})
+    assert hook["spec"]["containers"][0]["resources"] == TEMPLATE_RESOURCES
+    for pod in (deployer, hook):
+        annotations = pod["metadata"].get("annotations") or {}
+        assert APPLIED not in annotations and DRY_RUN not in annotations
+    assert podsizer_webhook.review_count("skipped", "deployer-or-hook-pod") == skipped_before + 2

@@ -1,0 +1,126 @@
+"""`helm install` of charts/podsizer into the real apiserver: every object lands and runs; uninstall."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, dynamic
+
+from tests.controlplane.chart import CHART, find_helm
+from tests.controlplane.cluster import ControlPlane
+from tests.controlplane.kube import load_manifests, pods_owned_by, to_dict, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+RELEASE = "e2e"
+
+
+def _helm(helm: Path, kubeconfig: Path, *args: str) -> str:
+    argv = [str(helm), *args, "--kubeconfig", str(kubeconfig)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture
+def helm_release(
+    control_plane: ControlPlane, podsizer_crds: list[dict[str, Any]]
+) -> Iterator[tuple[Path, str]]:
+    """Installs the chart as release `e2e` into a fresh namespace; uninstalls it afterwards."""
+    helm = find_helm()
+    if helm is None:
+        pytest.skip("no helm (scripts/tools.sh helm builds it into .cache/bin)")
+    namespace = f"helm-{uuid.uuid4().hex[:6]}"
+    kubeconfig = control_plane.kubeconfig_path
+    _helm(helm, kubeconfig, "install", RELEASE, str(CHART), "--namespace", namespace, "--create-namespace")
+    try:
+        yield helm, namespace
+    finally:
+        subprocess.run(
+            [str(helm), "uninstall", RELEASE, "-n", namespace, "--kubeconfig", str(kubeconfig)],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+
+
+def test_helm_install_creates_every_object_and_the_controllers_run_them(
+    control_plane: ControlPlane, admin_client: client.ApiClient, helm_release: tuple[Path, str]
+) -> None:
+    helm, namespace = helm_release
+    kubeconfig = control_plane.kubeconfig_path
+    status = json.loads(_helm(helm, kubeconfig, "status", RELEASE, "-n", namespace, "-o", "json"))
+    assert status["info"]["status"] == "deployed"
+
+    manifests = load_manifests(_helm(helm, kubeconfig, "get", "manifest", RELEASE, "-n", namespace))
+    dyn = dynamic.DynamicClient(admin_client)
+    for m in manifests:
+        resource = dyn.resources.get(api_version=m["apiVersion"], kind=m["kind"])
+        ns = namespace if resource.namespaced else None
+        stored = resource.get(name=m["metadata"]["name"], namespace=ns)
+        assert stored.metadata.uid, (m["kind"], m["metadata"]["name"])
+
+    apps = client.AppsV1Api(admin_client)
+    deployments = [m for m in manifests if m["kind"] == "Deployment"]
+    assert deployments, "the chart has no Deployment"
+    for d in deployments:
+        name = d["metadata"]["name"]
+        replicas = d["spec"].get("replicas", 1)
+
+        def replicaset(name: str = name) -> dict[str, Any] | None:
+            for rs in to_dict(admin_client, apps.list_namespaced_replica_set(namespace))["items"]:
+                if any(r["name"] == name for r in rs["metadata"].get("ownerReferences", [])):
+                    found: dict[str, Any] = rs
+                    return found
+            return None
+
+        rs = wait_for(replicaset, f"the ReplicaSet of {name}")
+
+        def pods(rs_name: str = rs["metadata"]["name"], want: int = replicas) -> list[dict[str, Any]] | None:
+            owned = pods_owned_by(admin_client, namespace, "ReplicaSet", rs_name)
+            return owned if len(owned) == want else None
+
+        for pod in wait_for(pods, f"{replicas} pod(s) of {name}"):
+            assert pod["spec"]["serviceAccountName"] == d["spec"]["template"]["spec"]["serviceAccountName"]
+
+    (mwc,) = [m for m in manifests if m["kind"] == "MutatingWebhookConfiguration"]
+    stored_mwc = to_dict(
+        admin_client,
+        client.AdmissionregistrationV1Api(admin_client).read_mutating_webhook_configuration(
+            mwc["metadata"]["name"]
+        ),
+    )
+    (hook,) = stored_mwc["webhooks"]
+    assert hook["failurePolicy"] == "Ignore"
+    assert hook["timeoutSeconds"] <= 5
+    assert hook["clientConfig"]["service"]["namespace"] == namespace
+    (secret,) = [m for m in manifests if m["kind"] == "Secret"]
+    stored_secret = client.CoreV1Api(admin_client).read_namespaced_secret(
+        secret["metadata"]["name"], namespace
+    )
+    assert stored_secret.data is not None
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == base64.b64decode(
+        stored_secret.data["ca.crt"]
+    )
+
+
+def test_helm_uninstall_removes_the_webhook_configuration(
+    control_plane: ControlPlane, admin_client: client.ApiClient, helm_release: tuple[Path, str]
+) -> None:
+    helm, namespace = helm_release
+    manifests = load_manifests(
+        _helm(helm, control_plane.kubeconfig_path, "get", "manifest", RELEASE, "-n", namespace)
+    )
+    (mwc,) = [m for m in manifests if m["kind"] == "MutatingWebhookConfiguration"]
+    _helm(helm, control_plane.kubeconfig_path, "uninstall", RELEASE, "-n", namespace)
+    api = client.AdmissionregistrationV1Api(admin_client)
+    listed = to_dict(admin_client, api.list_mutating_webhook_configuration())
+    names = [m["metadata"]["name"] for m in listed["items"]]
+    assert mwc["metadata"]["name"] not in names
+    assert client.AppsV1Api(admin_client).list_namespaced_deployment(namespace).items == []
