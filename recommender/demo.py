@@ -11,6 +11,7 @@ import base64
 import copy
 import json
 import socket
+import ssl
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -234,7 +235,7 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     url = f"https://127.0.0.1:{port}/mutate"
     print(f"Webhook listening on {url} (certificate signed by {tls_dir / 'ca.crt'})")
     try:
-        with httpx.Client(verify=str(tls_dir / "ca.crt"), timeout=10) as client:
+        with httpx.Client(verify=ssl.create_default_context(cafile=tls_dir / "ca.crt"), timeout=10) as client:
             print(f"\n-- auto mode: a new pod of {target} (podsizer.io/mode: auto)")
             auto = _admit(client, url, _pod_as_created(info, "auto"), "demo-auto")
             _show_resources("as created by the controller", _pod_as_created(info, "auto"))

@@ -44,7 +44,12 @@ def _value(raw: str) -> float:
 
 
 class PromClient:
-    """Talks to one Prometheus server; every failure becomes a SourceError naming the URL and the cause."""
+    """Talks to one Prometheus server; every failure becomes a SourceError naming the URL and the cause.
+
+    Answers come uncompressed unless compress=True: gzip of the per-namespace range answers costs
+    Prometheus about three times the CPU of evaluating them (measured on 2.42); turn it on only where
+    the link to Prometheus, not its CPU, is the bottleneck.
+    """
 
     def __init__(
         self,
@@ -53,11 +58,11 @@ class PromClient:
         transport: httpx.BaseTransport | None = None,
         timeout: float = 30.0,
         headers: Mapping[str, str] | None = None,
+        compress: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(
-            base_url=self.base_url, transport=transport, timeout=timeout, headers=dict(headers or {})
-        )
+        sent = {"Accept-Encoding": "gzip, deflate" if compress else "identity"} | dict(headers or {})
+        self._http = httpx.Client(base_url=self.base_url, transport=transport, timeout=timeout, headers=sent)
 
     def close(self) -> None:
         self._http.close()
@@ -68,6 +73,19 @@ class PromClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _send(
+        self, path: str, form: list[tuple[str, str]], what: str, *, get: bool = False
+    ) -> httpx.Response:
+        url = f"{self.base_url}{path}"
+        try:
+            if get:
+                return self._http.get(f"{path}?{urlencode(form)}")
+            return self._http.post(path, content=urlencode(form).encode(), headers=_FORM)
+        except httpx.TimeoutException as exc:
+            raise SourceError(f"Prometheus at {url} timed out answering {what}: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
+
     def _call(
         self,
         path: str,
@@ -76,16 +94,10 @@ class PromClient:
         *,
         get: bool = False,
     ) -> Any:
+        return self._data(self._send(path, form, what, get=get), path, what)
+
+    def _data(self, resp: httpx.Response, path: str, what: str) -> Any:
         url = f"{self.base_url}{path}"
-        try:
-            if get:
-                resp = self._http.get(f"{path}?{urlencode(form)}")
-            else:
-                resp = self._http.post(path, content=urlencode(form).encode(), headers=_FORM)
-        except httpx.TimeoutException as exc:
-            raise SourceError(f"Prometheus at {url} timed out answering {what}: {exc}") from exc
-        except httpx.HTTPError as exc:
-            raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
         try:
             body = orjson.loads(resp.content)
         except orjson.JSONDecodeError as exc:
@@ -138,7 +150,13 @@ class PromClient:
             ("end", f"{_unix(end):.3f}"),
             ("step", f"{step:g}"),
         ]
-        data = self._call("/api/v1/query_range", form, f"range query {promql!r}")
+        what = f"range query {promql!r}"
+        resp = self._send("/api/v1/query_range", form, what)
+        if resp.status_code == 200:
+            fast = parse_matrix(resp.content)
+            if fast is not None:
+                return fast
+        data = self._data(resp, "/api/v1/query_range", what)
         out: RangeResult = []
         try:
             if data["resultType"] != "matrix":
@@ -181,3 +199,43 @@ class PromClient:
 
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+_MATRIX_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
+_SERIES = b'{"metric":'
+_VALUES = b',"values":['
+_NOT_NUMBERS = b'[]"}'
+
+
+def parse_matrix(body: bytes) -> RangeResult | None:
+    """Reads a successful matrix answer without building a Python object per sample; None if unsure.
+
+    Prometheus writes `{"metric":{...},"values":[[t,"v"],...]}` per series. Inside JSON strings every quote
+    is escaped, so the two markers cannot occur in a label value; only the label sets go through orjson and
+    each series' points become one comma-separated run of numbers for numpy. Anything else in the answer
+    (warnings, native histograms, a layout this does not recognise) returns None and the caller parses the
+    whole body the ordinary way.
+    """
+    if not body.startswith(_MATRIX_HEAD) or b'"histograms"' in body or b'"warnings"' in body:
+        return None
+    tail = body.rfind(b"]}")
+    if tail < 0 or body[tail:] != b"]}}":
+        return None
+    out: RangeResult = []
+    chunks = body[len(_MATRIX_HEAD) : tail].split(_SERIES)
+    if chunks[0]:
+        return None
+    try:
+        for chunk in chunks[1:]:
+            cut = chunk.index(_VALUES)
+            labels = orjson.loads(chunk[:cut])
+            points = chunk[cut + len(_VALUES) :]
+            nums = np.fromstring(points.translate(None, _NOT_NUMBERS), dtype=np.float64, sep=",")
+            n = points.count(b"],[") + 1 if points.startswith(b"[") else 0
+            if not isinstance(labels, dict) or nums.size != 2 * n:
+                return None
+            vs = nums[1::2].copy()
+            vs[~np.isfinite(vs)] = np.nan
+            out.append(({str(k): str(v) for k, v in labels.items()}, nums[0::2].copy(), vs))
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    return out

@@ -48,57 +48,37 @@ def either(parts: dict[str, str], label: str = MARK) -> str:
 
 @dataclass(frozen=True)
 class Window:
-    """The look-back of every instant query (evaluated at the window's end) and its resolutions."""
+    """The look-back of every instant query (evaluated at the window's end) and the range-query resolution."""
 
     seconds: int
     resolution_s: int = 300
     rate_s: int = 300
-    presence_s: int = 300
 
     @property
     def range(self) -> str:
         return f"{self.seconds}s"
-
-    def sub(self, step_s: int | None = None) -> str:
-        return f"[{self.seconds}s:{step_s or self.resolution_s}s]"
 
 
 def container_selector(metric: str, namespace: str) -> str:
     return f'{metric}{{container!="",container!="POD",namespace={quote(namespace)}}}'
 
 
-def cpu_stats(namespace: str, w: Window) -> str:
-    """Per (pod, container): quantiles, max and mean of the CPU rate (cores), from a subquery.
+def cpu_rate(namespace: str, w: Window) -> str:
+    """Range query (step resolution_s): per raw series (one per container incarnation), cores over rate_s.
 
-    Aggregating inside the subquery (sum by) costs 3x on Prometheus 2.42; each raw series (one per
-    container incarnation) gets its statistics and the outer max by, evaluated once, merges them.
+    The statistics are computed from the answer in numpy (stats.py): Prometheus evaluates each series once
+    instead of once per statistic, as quantile_over_time over a subquery did.
     """
-    rate = f"rate({container_selector(CPU_METRIC, namespace)}[{w.rate_s}s])"
-    sub = f"{rate}{w.sub()}"
-    parts = {k: f"max by ({KEY}) (quantile_over_time({q}, {sub}))" for k, q in QUANTILES.items()}
-    parts["max"] = f"max by ({KEY}) (max_over_time({sub}))"
-    parts["mean"] = f"max by ({KEY}) (avg_over_time({sub}))"
-    return either(parts)
+    return f"rate({container_selector(CPU_METRIC, namespace)}[{w.rate_s}s])"
 
 
-def memory_stats(namespace: str, w: Window) -> str:
-    """Per (pod, container): working-set quantiles, max, mean, sample count, first and last sample time."""
-    sel = container_selector(MEM_METRIC, namespace)
-    rng = f"{sel}[{w.range}]"
-    parts = {k: f"max by ({KEY}) (quantile_over_time({q}, {rng}))" for k, q in QUANTILES.items()}
-    parts["max"] = f"max by ({KEY}) (max_over_time({rng}))"
-    parts["mean"] = f"max by ({KEY}) (avg_over_time({rng}))"
-    parts["count"] = f"sum by ({KEY}) (count_over_time({rng}))"
-    # time() at each subquery step where the series has a sample in the look-back; timestamp() inside a
-    # subquery is two orders of magnitude slower on Prometheus 2.42.
-    seen = f"(time() + 0 * {sel}){w.sub(w.presence_s)}"
-    parts["first"] = f"min by ({KEY}) (min_over_time({seen}))"
-    parts["last"] = f"max by ({KEY}) (max_over_time({seen}))"
-    return either(parts)
+def memory_peak(namespace: str, w: Window) -> str:
+    """Range query (step resolution_s): per raw series, the highest working-set sample of each step."""
+    return f"max_over_time({container_selector(MEM_METRIC, namespace)}[{w.resolution_s}s])"
 
 
-def resources(namespace: str, w: Window) -> str:
-    """Per (pod, container, resource): the last requests and limits seen (cores, bytes, counts)."""
+def container_facts(namespace: str, w: Window) -> str:
+    """Per (pod, container): last requests and limits seen (per resource) and the working-set sample count."""
     out = {}
     for kind in ("requests", "limits"):
         sel = (
@@ -106,6 +86,7 @@ def resources(namespace: str, w: Window) -> str:
             f'{{namespace={quote(namespace)},resource=~"cpu|memory|nvidia_com_.*"}}'
         )
         out[kind] = f"max by ({KEY},resource) (last_over_time({sel}[{w.range}]))"
+    out["count"] = f"sum by ({KEY}) (count_over_time({container_selector(MEM_METRIC, namespace)}[{w.range}]))"
     return either(out)
 
 

@@ -32,9 +32,8 @@ from recommender.model import (
 from recommender.sources.prometheus import queries as q
 from recommender.sources.prometheus.client import InstantResult, Labels, PromClient, RangeResult, step_for
 from recommender.sources.prometheus.labels import decode_labels, is_spot, resource_name
+from recommender.sources.prometheus.stats import ContainerKey, Stats, container_stats
 
-Stats = dict[str, float]
-ContainerKey = tuple[str, str, str]
 _QUANTILE_FIELDS = ("p50", "p90", "p95", "p99", "max", "mean")
 _NONE = {"", "<none>"}
 # dcgm-exporter's own pod names: series carrying them were labelled with the scrape target, not a GPU user.
@@ -43,9 +42,9 @@ _EXPORTER_PODS = ("nvidia-dcgm-exporter", "dcgm-exporter")
 
 @dataclass
 class _Namespace:
-    cpu: InstantResult = field(default_factory=list)
-    memory: InstantResult = field(default_factory=list)
-    resources: InstantResult = field(default_factory=list)
+    cpu: dict[ContainerKey, Stats] = field(default_factory=dict)
+    memory: dict[ContainerKey, Stats] = field(default_factory=dict)
+    facts: InstantResult = field(default_factory=list)
     identity: list[Labels] = field(default_factory=list)
     demand: RangeResult = field(default_factory=list)
 
@@ -72,13 +71,6 @@ class _Cluster:
 
 def _utc(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
-
-
-def _by_mark(result: InstantResult, keys: tuple[str, ...]) -> dict[tuple[str, ...], Stats]:
-    out: dict[tuple[str, ...], Stats] = defaultdict(dict)
-    for labels, value in result:
-        out[tuple(labels.get(k, "") for k in keys)][labels.get(q.MARK, "")] = value
-    return out
 
 
 def _quantiles(stats: Stats, scale: float = 1.0) -> Quantiles | None:
@@ -140,9 +132,14 @@ def _last_seen(rows: list[tuple[FloatArray, FloatArray]]) -> float:
 class PrometheusSource:
     """Reads cAdvisor, kube-state-metrics and dcgm-exporter series; O(namespaces) queries per collect().
 
-    CPU statistics are over rate[rate_s] sampled every resolution_s (default: non-overlapping 5-minute
-    averages; 60 s is finer and about twice as expensive on the server). Memory statistics use every raw
-    working-set sample. concurrency namespaces are queried at once.
+    Per namespace, one range query (step resolution_s) each for CPU and working set returns every series
+    evaluated once; p50/p90/p95/p99, max, mean and first/last seen are computed from it in numpy. CPU
+    statistics are over rate[rate_s] every resolution_s (default: non-overlapping 5-minute averages, as
+    the subquery `rate[5m][7d:5m]` gave). Memory statistics are over the peak working set of each
+    resolution_s step (max_over_time[resolution_s]): max is the exact raw maximum, the quantiles are
+    those of the 5-minute peaks, at or above the raw-sample quantiles (conservative for sizing), and
+    first/last seen are accurate to one step. samples counts the raw working-set samples (server side).
+    concurrency namespaces are queried at once.
     """
 
     def __init__(
@@ -177,10 +174,12 @@ class PrometheusSource:
     def _fetch_namespace(self, ns: str, w: q.Window, start: datetime, end: datetime) -> _Namespace:
         c = self.client
         step = step_for(start, end, self.demand_step_s)
+        res = step_for(start, end, self.resolution_s)
+        # statistics right away: the per-step arrays of one namespace are dropped before the next arrives
         return _Namespace(
-            cpu=c.query(q.cpu_stats(ns, w), end),
-            memory=c.query(q.memory_stats(ns, w), end),
-            resources=c.query(q.resources(ns, w), end),
+            cpu=container_stats(c.query_range(q.cpu_rate(ns, w), start, end, res)),
+            memory=container_stats(c.query_range(q.memory_peak(ns, w), start, end, res)),
+            facts=c.query(q.container_facts(ns, w), end),
             identity=c.series(q.identity_series(ns), start, end),
             demand=c.query_range(q.demand(ns, int(step)), start, end, step),
         )
@@ -320,18 +319,21 @@ class _Assembler:
 
     def _containers(self, d: _Namespace) -> list[ContainerUsage]:
         keys = ("namespace", "pod", "container")
-        cpu = _by_mark(d.cpu, keys)
-        mem = _by_mark(d.memory, keys)
+        cpu, mem = d.cpu, d.memory
         oom = {
             tuple(lab.get(k, "") for k in keys)
             for lab in d.identity
             if q.IDENTITY_SERIES.get(lab.get("__name__", "")) == "oom"
         }
         res: dict[tuple[str, ...], dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-        for lab, v in d.resources:
+        counts: dict[tuple[str, ...], float] = {}
+        for lab, v in d.facts:
             if math.isfinite(v):
                 key = tuple(lab.get(k, "") for k in keys)
-                res[key][lab.get(q.MARK, "")][resource_name(lab.get("resource", ""))] = v
+                if lab.get(q.MARK) == "count":
+                    counts[key] = v
+                else:
+                    res[key][lab.get(q.MARK, "")][resource_name(lab.get("resource", ""))] = v
 
         groups: dict[tuple[WorkloadRef, str], list[tuple[str, Quantiles, Quantiles, Stats]]] = defaultdict(
             list
@@ -344,7 +346,7 @@ class _Assembler:
             subject = f"{ns}/pod/{pod}/container/{container}"
             cq = _quantiles(cpu.get(key, {}))
             mq = _quantiles(mem.get(key, {}))
-            m = mem.get(key, {})
+            m = mem.get(key, {}) | {"count": counts.get(key, math.nan)}
             if cq is None:
                 self.skip(subject, "no usable CPU samples in the window (missing or NaN)")
                 continue

@@ -1,4 +1,4 @@
-"""`podsizer demo` runs the real path: demo data -> store -> webhook over TLS -> mutated and annotated pods."""
+"""`podsizer demo` runs the real path: demo data, store, webhook over TLS, mutated and annotated pods."""
 
 import json
 from pathlib import Path

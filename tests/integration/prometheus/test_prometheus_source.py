@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from recommender.api import WorkloadRef
-from recommender.model import ContainerUsage, GpuUsage, SourceError, UsageSnapshot
+from recommender.model import ContainerUsage, FloatArray, GpuUsage, SourceError, UsageSnapshot
 from recommender.sources.prometheus import PromClient, PrometheusSource
 
 from .conftest import Served
@@ -72,19 +72,37 @@ def test_steady_200m_cpu_with_5pct_noise_gives_p99_between_200m_and_240m(full: C
     assert web.samples == 2 * 10081
 
 
-def test_memory_quantiles_match_the_generated_samples(full: Collected, served: Served) -> None:
+def peaks(ts: FloatArray, values: FloatArray, start: float, end: float, step: float) -> FloatArray:
+    """max_over_time(x[step]) at start, start+step, ... end: the highest sample in [t - step, t]."""
+    grid = np.arange(start, end + 1, step)
+    out = [values[(ts >= t - step) & (ts <= t)] for t in grid]
+    return np.array([w.max() for w in out if w.size])
+
+
+def test_memory_quantiles_are_those_of_the_generated_5_minute_peaks(full: Collected, served: Served) -> None:
     h = served.history
+    lo, hi = h.start.timestamp(), h.end.timestamp()
     db = container(full.snapshot, "shop", "StatefulSet", "db", "postgres")
-    mem = h.samples("shop", "db-0", "postgres").memory_bytes
+    s = h.samples("shop", "db-0", "postgres")
+    mem = np.rint(s.memory_bytes)  # samples are written as whole bytes
     assert db.memory_bytes.max == pytest.approx(2.5 * GI, rel=1e-9)
-    # Prometheus' quantile_over_time interpolates like numpy's default; samples are written as whole bytes.
-    assert db.memory_bytes.p99 == pytest.approx(np.quantile(np.rint(mem), 0.99), rel=1e-6)
-    assert db.memory_bytes.p50 == pytest.approx(np.quantile(np.rint(mem), 0.5), rel=1e-6)
+    # Prometheus' max_over_time per 5-minute step, then numpy's default (linear) quantile of those peaks.
+    db_peaks = peaks(s.timestamps, mem, lo, hi, 300)
+    assert db.memory_bytes.p99 == pytest.approx(np.quantile(db_peaks, 0.99), rel=1e-6)
+    assert db.memory_bytes.p50 == pytest.approx(np.quantile(db_peaks, 0.5), rel=1e-6)
+    assert db.memory_bytes.mean == pytest.approx(db_peaks.mean(), rel=1e-6)
+    # peaks are conservative: never below the quantiles of the raw samples
+    assert db.memory_bytes.p50 >= np.quantile(mem, 0.5)
     web = container(full.snapshot, "shop", "Deployment", "web", "app")
     per_pod_p99 = [
-        np.quantile(np.rint(c.memory_bytes), 0.99) for c in h.containers if c.pod.startswith("web-")
+        np.quantile(peaks(c.timestamps, np.rint(c.memory_bytes), lo, hi, 300), 0.99)
+        for c in h.containers
+        if c.pod.startswith("web-")
     ]
     assert web.memory_bytes.p99 == pytest.approx(max(per_pod_p99), rel=1e-6)
+    assert web.memory_bytes.p99 >= max(
+        np.quantile(np.rint(c.memory_bytes), 0.99) for c in h.containers if c.pod.startswith("web-")
+    )
     assert abs((db.first_seen - h.start).total_seconds()) <= 300
     assert abs((db.last_seen - h.end).total_seconds()) <= 300
 

@@ -14,14 +14,22 @@ from recommender.sources.prometheus.queries import MARK
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)
-KEYS = ("p50", "p90", "p95", "p99", "max", "mean")
 
 
-def stats(pod: str, container: str, values: dict[str, float | str]) -> list[dict[str, object]]:
-    return [
-        {"metric": {"namespace": "ns", "pod": pod, "container": container, MARK: k}, "value": [0, str(v)]}
-        for k, v in values.items()
-    ]
+def series(pod: str, container: str, value: str) -> dict[str, object]:
+    """One range-query series over the day at 5-minute steps, every point `value`."""
+    ts = range(int(START.timestamp()), int(END.timestamp()) + 1, 300)
+    return {
+        "metric": {"namespace": "ns", "pod": pod, "container": container},
+        "values": [[t, value] for t in ts],
+    }
+
+
+def count(pod: str, container: str, n: int) -> dict[str, object]:
+    return {
+        "metric": {"namespace": "ns", "pod": pod, "container": container, MARK: "count"},
+        "value": [0, str(n)],
+    }
 
 
 _PODS = (("web-1", "ReplicaSet", "web-abc"), ("web-2", "ReplicaSet", "web-abc"), ("job-1", "Job", "x"))
@@ -42,19 +50,21 @@ def fake_prometheus(req: httpx.Request) -> httpx.Response:
     if req.url.path.endswith("/series"):
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": OWNERS}))
     query = form["query"][0]
-    result: list[dict[str, object]] = []
     if req.url.path.endswith("query_range"):
-        return httpx.Response(
-            200, content=orjson.dumps({"status": "success", "data": {"resultType": "matrix", "result": []}})
-        )
-    if "container_cpu_usage_seconds_total" in query:
-        result = stats("web-1", "app", dict.fromkeys(KEYS, 0.2)) + stats(
-            "web-2", "app", dict.fromkeys(KEYS, "NaN")
-        )
-        result += stats("job-1", "run", dict.fromkeys(KEYS, 1.0))
-    elif "quantile_over_time" in query and "container_memory_working_set_bytes" in query:
-        mem = dict.fromkeys(KEYS, 1e8) | {"count": 1440, "first": START.timestamp(), "last": END.timestamp()}
-        result = stats("web-1", "app", mem) + stats("web-2", "app", mem) + stats("job-1", "run", mem)
+        matrix: list[dict[str, object]] = []
+        if query.startswith("rate(container_cpu_usage_seconds_total"):
+            matrix = [
+                series("web-1", "app", "0.2"),
+                series("web-2", "app", "NaN"),
+                series("job-1", "run", "1"),
+            ]
+        elif query.startswith("max_over_time(container_memory_working_set_bytes"):
+            matrix = [series(p, c, "1e8") for p, c in (("web-1", "app"), ("web-2", "app"), ("job-1", "run"))]
+        data = {"resultType": "matrix", "result": matrix}
+        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+    result: list[dict[str, object]] = []
+    if "count_over_time(container_memory_working_set_bytes" in query:
+        result = [count("web-1", "app", 1440), count("web-2", "app", 1440), count("job-1", "run", 1440)]
     return httpx.Response(
         200, content=orjson.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
     )
@@ -66,7 +76,8 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
         snap = PrometheusSource(c).collect(START, END, lambda d, t, w: calls.append((d, t, w)))
     (web,) = snap.containers
     assert web.workload == WorkloadRef("ns", "Deployment", "web")
-    assert web.pods == 1 and web.cpu_cores.p99 == 0.2
+    assert web.pods == 1 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
+    assert (web.samples, web.first_seen, web.last_seen) == (1440, START, END)
     skipped = {s.subject: s.reason for s in snap.skipped}
     assert "NaN" in skipped["ns/pod/web-2/container/app"]
     assert "unsupported owner kind Job" in skipped["ns/pod/job-1"]
