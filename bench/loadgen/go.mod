@@ -1,0 +1,3 @@
+module podsizer/bench/loadgen
+
+go 1.22
