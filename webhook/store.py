@@ -11,18 +11,14 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from recommender.api import (
-    API_GROUP,
-    API_VERSION,
     Recommendation,
     RecommendationError,
     WorkloadRef,
     recommendation_from_resource,
 )
+from recommender.api.listdoc import ListDocumentError, list_items
 
 log = logging.getLogger("podsizer.webhook.store")
-
-LIST_KIND = "RecommendationList"
-STORE_API_VERSION = f"{API_GROUP}/{API_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -100,18 +96,9 @@ def parse_items(items: Iterable[Any], where: str) -> tuple[list[Recommendation],
 
 def parse_store_document(doc: Any, source: str, now: Callable[[], datetime]) -> RecommendationSnapshot:
     """The JSON file store: a RecommendationList; raises ValueError when the document itself is wrong."""
-    if not isinstance(doc, dict):
-        raise ValueError(f"{source}: expected a JSON object (RecommendationList), got {type(doc).__name__}")
-    if doc.get("kind") != LIST_KIND:
-        raise ValueError(f"{source}: kind: expected {LIST_KIND!r}, got {doc.get('kind')!r}")
-    if doc.get("apiVersion") != STORE_API_VERSION:
-        raise ValueError(
-            f"{source}: apiVersion: expected {STORE_API_VERSION!r}, got {doc.get('apiVersion')!r}"
-        )
-    items = doc.get("items")
-    if items is None:
-        items = []
-    if not isinstance(items, list):
-        raise ValueError(f"{source}: items: expected a list")
+    try:
+        items = list_items(doc)
+    except ListDocumentError as exc:
+        raise ValueError(f"{source}: {exc}") from exc
     recs, skipped = parse_items(items, "items")
     return RecommendationSnapshot.of(recs, now(), source, skipped)

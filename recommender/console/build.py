@@ -31,7 +31,6 @@ from recommender.console.data import (
     Reference,
     SkippedRow,
     StaticConsoleData,
-    WasteRow,
     WorkloadRow,
 )
 from recommender.identity import OwnerGraph, PodOwner
@@ -273,23 +272,7 @@ def build_console_data(
 
     rows = _workload_rows(run.recommendations, pods_of, run, default_mode)
     row_of = {r.workload: r for r in rows}
-    waste = tuple(
-        WasteRow(
-            workload=w.workload,
-            pod=w.pod,
-            container=w.container,
-            node=w.node,
-            model=w.model,
-            gpus=w.gpus,
-            activity_signal=w.activity_signal,
-            idle_since=w.idle_since,
-            idle_hours=w.idle_hours,
-            threshold=w.threshold,
-            wasted_hourly_cost=w.wasted_hourly_cost,
-            price_basis=w.price_basis,
-        )
-        for w in sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod))
-    )
+    waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}
     pod_cost: dict[tuple[WorkloadRef, str, str], float] = defaultdict(float)
     for item in run.costs.items:

@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 from recommender.api.identity import WorkloadRef
 from recommender.api.resource import SizingMode
 from recommender.model import FloatArray
+from recommender.sizing.waste import WasteFinding
 
 Mode = Literal["off", "dry-run", "auto"]
 MODES: tuple[Mode, ...] = ("off", "dry-run", "auto")
@@ -104,24 +105,6 @@ class GpuPodRow:
 
 
 @dataclass(frozen=True)
-class WasteRow:
-    """An idle GPU pod: whole GPUs held while activity stayed under the threshold."""
-
-    workload: WorkloadRef
-    pod: str
-    container: str
-    node: str
-    model: str
-    gpus: int
-    activity_signal: str
-    idle_since: datetime
-    idle_hours: float
-    threshold: float
-    wasted_hourly_cost: float
-    price_basis: str
-
-
-@dataclass(frozen=True)
 class CostLine:
     """GPU cost of one subject (a workload, a namespace, the cluster), $ per hour."""
 
@@ -212,7 +195,7 @@ class ConsoleData(Protocol):
     def skipped(self) -> Sequence[SkippedRow]: ...
     def gpu_nodes(self) -> Sequence[GpuNode]: ...
     def gpu_pods(self) -> Sequence[GpuPodRow]: ...
-    def waste(self) -> Sequence[WasteRow]: ...
+    def waste(self) -> Sequence[WasteFinding]: ...
     def costs(self) -> CostRollup: ...
     def pods(self) -> Sequence[PodRow]: ...
     def pod_detail(self, namespace: str, name: str) -> PodDetail | None: ...
@@ -227,7 +210,7 @@ class StaticConsoleData:
     skipped_rows: tuple[SkippedRow, ...] = ()
     nodes: tuple[GpuNode, ...] = ()
     gpu_pod_rows: tuple[GpuPodRow, ...] = ()
-    waste_rows: tuple[WasteRow, ...] = ()
+    waste_rows: tuple[WasteFinding, ...] = ()
     cost_rollup: CostRollup = CostRollup()
     details: tuple[PodDetail, ...] = ()
 
@@ -246,7 +229,7 @@ class StaticConsoleData:
     def gpu_pods(self) -> Sequence[GpuPodRow]:
         return self.gpu_pod_rows
 
-    def waste(self) -> Sequence[WasteRow]:
+    def waste(self) -> Sequence[WasteFinding]:
         return self.waste_rows
 
     def costs(self) -> CostRollup:

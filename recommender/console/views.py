@@ -4,6 +4,7 @@ render these, so a page never shows a figure the API would not return."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -13,16 +14,19 @@ from recommender.console.data import (
     ContainerRow,
     CostLine,
     GpuNode,
+    GpuPodRow,
     Mode,
     PodDetail,
     PodRow,
     WorkloadRow,
 )
 from recommender.console.series import downsample_max
+from recommender.sizing.waste import WasteFinding
 
 GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_POINTS = 240
 MAX_POINTS = 2000
+_Out = TypeVar("_Out", bound=BaseModel)
 
 
 class WorkloadId(BaseModel):
@@ -341,49 +345,19 @@ def gpu_nodes(data: ConsoleData) -> list[GpuNodeOut]:
     ]
 
 
+def _row_out(out: type[_Out], row: GpuPodRow | WasteFinding) -> _Out:
+    """`out` from the same-named fields of a row about a workload's pod; the workload as a WorkloadId
+    and its namespace."""
+    same = {name: getattr(row, name) for name in out.model_fields if name not in ("workload", "namespace")}
+    return out(workload=WorkloadId.of(row.workload), namespace=row.workload.namespace, **same)
+
+
 def gpu_pods(data: ConsoleData) -> list[GpuPodOut]:
-    return [
-        GpuPodOut(
-            workload=WorkloadId.of(g.workload),
-            pod=g.pod,
-            namespace=g.workload.namespace,
-            container=g.container,
-            node=g.node,
-            model=g.model,
-            gpu_count=g.gpu_count,
-            mig_profile=g.mig_profile,
-            activity_signal=g.activity_signal,
-            activity_p95=g.activity_p95,
-            activity_mean=g.activity_mean,
-            dram_active_p95=g.dram_active_p95,
-            fb_used_max_mib=g.fb_used_max_mib,
-            fb_total_mib=g.fb_total_mib,
-            hourly_cost=g.hourly_cost,
-            idle=g.idle,
-        )
-        for g in data.gpu_pods()
-    ]
+    return [_row_out(GpuPodOut, g) for g in data.gpu_pods()]
 
 
 def waste(data: ConsoleData) -> list[WasteOut]:
-    return [
-        WasteOut(
-            workload=WorkloadId.of(w.workload),
-            pod=w.pod,
-            namespace=w.workload.namespace,
-            container=w.container,
-            node=w.node,
-            model=w.model,
-            gpus=w.gpus,
-            activity_signal=w.activity_signal,
-            idle_since=w.idle_since,
-            idle_hours=w.idle_hours,
-            threshold=w.threshold,
-            wasted_hourly_cost=w.wasted_hourly_cost,
-            price_basis=w.price_basis,
-        )
-        for w in data.waste()
-    ]
+    return [_row_out(WasteOut, w) for w in data.waste()]
 
 
 def _cost_line(c: CostLine) -> CostLineOut:

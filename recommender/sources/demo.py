@@ -37,7 +37,9 @@ MIB = float(1024 * 1024)
 GIB = 1024 * MIB
 DAY = 86400.0
 HOUR = 3600.0
+_GPU = "nvidia.com/gpu"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' name-suffix alphabet
+_Resources = dict[str, tuple[dict[str, float], dict[str, float]]]  # container -> (requests, limits)
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,10 @@ class _Builder:
             out = out * np.where(self.rng.random(values.size) < spikes, 1.8, 1.0)
         return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
 
+    def steady(self, value: float, rel: float, size: int | None = None) -> FloatArray:
+        """A flat `value` with relative noise `rel`, over `size` samples (default: the whole window)."""
+        return self.noisy(np.full(self.ts.size if size is None else size, value), rel)
+
     # -- objects -------------------------------------------------------------------------------
     def pod(
         self,
@@ -155,7 +161,7 @@ class _Builder:
         name: str,
         node: str,
         owner: tuple[str, str] | None,
-        resources: dict[str, tuple[dict[str, float], dict[str, float]]],
+        resources: _Resources,
         *,
         labels: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
@@ -180,6 +186,18 @@ class _Builder:
         self, namespace: str, pod: str, container: str, ts: FloatArray, cpu: FloatArray, mem: FloatArray
     ) -> None:
         self.containers.append(ContainerSamples(namespace, pod, container, ts, cpu, mem))
+
+    def steady_series(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        ts: FloatArray,
+        cpu: tuple[float, float],
+        mem: tuple[float, float],
+    ) -> None:
+        """A container at flat cpu and memory levels over `ts`, each given as (value, relative noise)."""
+        self.series(namespace, pod, container, ts, self.steady(*cpu, ts.size), self.steady(*mem, ts.size))
 
     def gpu(
         self,
@@ -236,6 +254,11 @@ def _cpu(req: float, mem: float, mem_limit: float | None = None) -> tuple[dict[s
     return {"cpu": req, "memory": mem}, limits
 
 
+def _gpu(cpu: float, mem: float, gpus: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Requests and limits of a container holding `gpus` whole GPUs (limits: memory and GPUs)."""
+    return {"cpu": cpu, "memory": mem, _GPU: gpus}, {"memory": mem, _GPU: gpus}
+
+
 def _nodes(b: _Builder) -> list[str]:
     for name, itype, spot in _GENERAL_NODES:
         labels = {
@@ -280,20 +303,46 @@ def _replicaset(b: _Builder, ns: str, owner_kind: str, owner: str) -> str:
     return rs
 
 
+def _rs_pod(b: _Builder, ns: str, rs: str, node: str, resources: _Resources, app: str) -> str:
+    """A new pod of ReplicaSet `rs` (random name suffix; labels app and pod-template-hash); its name."""
+    pod = f"{rs}-{b.suffix(5)}"
+    b.pod(
+        ns,
+        pod,
+        node,
+        ("ReplicaSet", rs),
+        resources,
+        labels={"app": app, "pod-template-hash": rs.rsplit("-", 1)[1]},
+    )
+    return pod
+
+
+def _gpu_server(
+    b: _Builder,
+    ns: str,
+    rs: str,
+    node: _GpuNode,
+    index: int,
+    app: str,
+    cpu: tuple[float, float],
+    mem: float,
+    activity: tuple[float, float, float],
+    fb_mib: float,
+) -> None:
+    """A pod of `rs` serving on GPU `index`: cpu (base, amplitude) and GPU activity (base, amplitude,
+    noise) follow the load, memory and framebuffer stay flat."""
+    pod = _rs_pod(b, ns, rs, node.name, {"server": _gpu(2.0, 8 * GIB, 1.0)}, app)
+    b.series(ns, pod, "server", b.ts, b.noisy(cpu[0] + cpu[1] * b.load(), 0.1), b.steady(mem, 0.02))
+    act = b.noisy(activity[0] + activity[1] * b.load(), activity[2])
+    b.gpu(node, index, ns, pod, "server", act, b.steady(fb_mib, 0.02), b.uuid())
+
+
 def _shop(b: _Builder, general: list[str]) -> None:
     ns, ts, n = "shop", b.ts, b.ts.size
     # storefront: asks for 2 cores / 4Gi, uses ~0.1-0.35 cores and ~400Mi.
     rs = _replicaset(b, ns, "Deployment", "storefront")
     for i in range(3):
-        pod = f"{rs}-{b.suffix(5)}"
-        b.pod(
-            ns,
-            pod,
-            general[i],
-            ("ReplicaSet", rs),
-            {"web": _cpu(2.0, 4 * GIB)},
-            labels={"app": "storefront", "pod-template-hash": rs.rsplit("-", 1)[1]},
-        )
+        pod = _rs_pod(b, ns, rs, general[i], {"web": _cpu(2.0, 4 * GIB)}, "storefront")
         b.series(
             ns,
             pod,
@@ -306,15 +355,7 @@ def _shop(b: _Builder, general: list[str]) -> None:
     rs = _replicaset(b, ns, "Deployment", "checkout-api")
     limit = 512 * MIB
     for i in range(2):
-        pod = f"{rs}-{b.suffix(5)}"
-        b.pod(
-            ns,
-            pod,
-            general[i + 1],
-            ("ReplicaSet", rs),
-            {"api": _cpu(0.25, 256 * MIB, limit)},
-            labels={"app": "checkout-api", "pod-template-hash": rs.rsplit("-", 1)[1]},
-        )
+        pod = _rs_pod(b, ns, rs, general[i + 1], {"api": _cpu(0.25, 256 * MIB, limit)}, "checkout-api")
         mem = b.noisy(300 * MIB + 150 * MIB * b.load(), 0.02)
         if i == 0:
             # A leak after a bad request: memory climbs to the limit over 3 hours, then the kill.
@@ -352,14 +393,7 @@ def _shop(b: _Builder, general: list[str]) -> None:
             b.noisy(0.2 + 0.4 * b.load() * (1.0 if i == 0 else 0.4), 0.1),
             b.noisy(1.3 * GIB + growth, 0.01),
         )
-        b.series(
-            ns,
-            pod,
-            "metrics-exporter",
-            ts,
-            b.noisy(np.full(n, 0.01), 0.2),
-            b.noisy(np.full(n, 30 * MIB), 0.02),
-        )
+        b.steady_series(ns, pod, "metrics-exporter", ts, (0.01, 0.2), (30 * MIB, 0.02))
         b.series(ns, pod, "init-chmod", ts[:1], np.array([0.05]), np.array([8 * MIB]))
     # search: HPA on cpu 70 %; total load 1..6 cores over the day, replicas = ceil(load / 0.7).
     total = 1.0 + 5.0 * b.load()
@@ -381,22 +415,14 @@ def _shop(b: _Builder, general: list[str]) -> None:
         active = replicas > slot
         edges = np.flatnonzero(np.diff(np.r_[0, active.astype(np.int8), 0]))
         for lo, hi in zip(edges[::2], edges[1::2], strict=True):
-            pod = f"{rs}-{b.suffix(5)}"
-            b.pod(
-                ns,
-                pod,
-                general[slot % len(general)],
-                ("ReplicaSet", rs),
-                {"search": _cpu(1.0, 1 * GIB)},
-                labels={"app": "search", "pod-template-hash": rs.rsplit("-", 1)[1]},
-            )
+            pod = _rs_pod(b, ns, rs, general[slot % len(general)], {"search": _cpu(1.0, 1 * GIB)}, "search")
             b.series(
                 ns,
                 pod,
                 "search",
                 ts[lo:hi],
                 b.noisy(per_replica[lo:hi], 0.06),
-                b.noisy(np.full(hi - lo, 700 * MIB), 0.02),
+                b.steady(700 * MIB, 0.02, hi - lo),
             )
 
 
@@ -443,24 +469,13 @@ def _platform(b: _Builder, general: list[str]) -> None:
                 "gateway",
                 ts[lo:hi],
                 b.noisy(0.2 + 0.5 * b.load(slice(lo, hi)), 0.1, 0.002),
-                b.noisy(np.full(hi - lo, 200 * MIB), 0.03),
+                b.steady(200 * MIB, 0.03, hi - lo),
             )
     # feature-flags: deployed 6 hours ago.
     rs = _replicaset(b, ns, "Deployment", "feature-flags")
-    pod = f"{rs}-{b.suffix(5)}"
-    b.pod(
-        ns,
-        pod,
-        general[3],
-        ("ReplicaSet", rs),
-        {"flags": _cpu(0.1, 128 * MIB)},
-        labels={"app": "feature-flags", "pod-template-hash": rs.rsplit("-", 1)[1]},
-    )
+    pod = _rs_pod(b, ns, rs, general[3], {"flags": _cpu(0.1, 128 * MIB)}, "feature-flags")
     recent = ts >= ts[-1] - 6 * HOUR + 1
-    k = int(recent.sum())
-    b.series(
-        ns, pod, "flags", ts[recent], b.noisy(np.full(k, 0.03), 0.1), b.noisy(np.full(k, 50 * MIB), 0.02)
-    )
+    b.steady_series(ns, pod, "flags", ts[recent], (0.03, 0.1), (50 * MIB, 0.02))
 
 
 def _legacy(b: _Builder, general: list[str]) -> None:
@@ -492,7 +507,7 @@ def _legacy(b: _Builder, general: list[str]) -> None:
                 "billing",
                 ts[lo:hi],
                 b.noisy(0.15 + 0.3 * b.load(slice(lo, hi)), 0.1),
-                b.noisy(np.full(hi - lo, 600 * MIB), 0.02),
+                b.steady(600 * MIB, 0.02, hi - lo),
             )
     # The deployer pod runs ~20 minutes around the rollout, the pre hook (a DB migration) ~15 minutes.
     dep = slice(max(0, rollout - int(20 * 60 / step)), rollout + 1)
@@ -505,15 +520,7 @@ def _legacy(b: _Builder, general: list[str]) -> None:
         labels={"openshift.io/deployer-pod-for.name": "billing-7"},
         annotations={"openshift.io/deployment.name": "billing-7"},
     )
-    k = ts[dep].size
-    b.series(
-        ns,
-        "billing-7-deploy",
-        "deployment",
-        ts[dep],
-        b.noisy(np.full(k, 2.5), 0.1),
-        b.noisy(np.full(k, 3 * GIB), 0.05),
-    )
+    b.steady_series(ns, "billing-7-deploy", "deployment", ts[dep], (2.5, 0.1), (3 * GIB, 0.05))
     hook = slice(max(0, rollout - int(35 * 60 / step)), max(1, rollout - int(20 * 60 / step)))
     b.pod(
         ns,
@@ -527,20 +534,11 @@ def _legacy(b: _Builder, general: list[str]) -> None:
         },
         annotations={"openshift.io/deployment.name": "billing-7"},
     )
-    k = ts[hook].size
-    b.series(
-        ns,
-        "billing-7-hook-pre",
-        "billing",
-        ts[hook],
-        b.noisy(np.full(k, 3.5), 0.1),
-        b.noisy(np.full(k, 2.5 * GIB), 0.05),
-    )
+    b.steady_series(ns, "billing-7-hook-pre", "billing", ts[hook], (3.5, 0.1), (2.5 * GIB, 0.05))
 
 
 def _ml(b: _Builder) -> None:
     ns, ts, n = "ml", b.ts, b.ts.size
-    gpu_res = "nvidia.com/gpu"
     # llm-pretrain: 2 pods x 8 H100, busy.
     for i, node in enumerate(_H100):
         pod = f"llm-pretrain-{i}"
@@ -549,20 +547,13 @@ def _ml(b: _Builder) -> None:
             pod,
             node.name,
             ("StatefulSet", "llm-pretrain"),
-            {
-                "trainer": (
-                    {"cpu": 32.0, "memory": 256 * GIB, gpu_res: 8.0},
-                    {"memory": 256 * GIB, gpu_res: 8.0},
-                )
-            },
+            {"trainer": _gpu(32.0, 256 * GIB, 8.0)},
             labels={"app": "llm-pretrain"},
         )
-        b.series(
-            ns, pod, "trainer", ts, b.noisy(np.full(n, 20.0), 0.05), b.noisy(np.full(n, 180 * GIB), 0.01)
-        )
+        b.steady_series(ns, pod, "trainer", ts, (20.0, 0.05), (180 * GIB, 0.01))
         for g in range(8):
-            act = b.noisy(np.full(n, 0.88), 0.04) * np.where(b.rng.random(n) < 0.01, 0.3, 1.0)
-            b.gpu(node, g, ns, pod, "trainer", act, b.noisy(np.full(n, 72000.0), 0.01), b.uuid())
+            act = b.steady(0.88, 0.04) * np.where(b.rng.random(n) < 0.01, 0.3, 1.0)
+            b.gpu(node, g, ns, pod, "trainer", act, b.steady(72000.0, 0.01), b.uuid())
     # bert-finetune: 4 A100, ~0.35 active; reranker: 1 A100, ~3 GiB and ~0.06 active.
     node = _A100
     b.pod(
@@ -570,17 +561,10 @@ def _ml(b: _Builder) -> None:
         "bert-finetune-0",
         node.name,
         ("StatefulSet", "bert-finetune"),
-        {"trainer": ({"cpu": 16.0, "memory": 128 * GIB, gpu_res: 4.0}, {"memory": 128 * GIB, gpu_res: 4.0})},
+        {"trainer": _gpu(16.0, 128 * GIB, 4.0)},
         labels={"app": "bert-finetune"},
     )
-    b.series(
-        ns,
-        "bert-finetune-0",
-        "trainer",
-        ts,
-        b.noisy(np.full(n, 6.0), 0.08),
-        b.noisy(np.full(n, 60 * GIB), 0.01),
-    )
+    b.steady_series(ns, "bert-finetune-0", "trainer", ts, (6.0, 0.08), (60 * GIB, 0.01))
     for g in range(4):
         b.gpu(
             node,
@@ -588,74 +572,26 @@ def _ml(b: _Builder) -> None:
             ns,
             "bert-finetune-0",
             "trainer",
-            b.noisy(np.full(n, 0.35), 0.15),
-            b.noisy(np.full(n, 16000.0), 0.02),
+            b.steady(0.35, 0.15),
+            b.steady(16000.0, 0.02),
             b.uuid(),
         )
     rs = _replicaset(b, ns, "Deployment", "reranker")
-    pod = f"{rs}-{b.suffix(5)}"
-    b.pod(
-        ns,
-        pod,
-        node.name,
-        ("ReplicaSet", rs),
-        {"server": ({"cpu": 2.0, "memory": 8 * GIB, gpu_res: 1.0}, {"memory": 8 * GIB, gpu_res: 1.0})},
-        labels={"app": "reranker", "pod-template-hash": rs.rsplit("-", 1)[1]},
-    )
-    b.series(ns, pod, "server", ts, b.noisy(0.2 + 0.6 * b.load(), 0.1), b.noisy(np.full(n, 3 * GIB), 0.02))
-    b.gpu(
-        node,
-        4,
-        ns,
-        pod,
-        "server",
-        b.noisy(0.02 + 0.06 * b.load(), 0.1),
-        b.noisy(np.full(n, 3000.0), 0.02),
-        b.uuid(),
-    )
+    _gpu_server(b, ns, rs, node, 4, "reranker", (0.2, 0.6), 3 * GIB, (0.02, 0.06, 0.1), 3000.0)
     for g in range(5, 8):  # free GPUs: the exporter still reports them, without pod labels
         b.gpu(node, g, "", "", "", np.zeros(n), np.zeros(n), b.uuid())
     # embeddings: 2 pods on L40S nodes exporting GPU_UTIL only.
     rs = _replicaset(b, ns, "Deployment", "embeddings")
     for node in _L40S_UTIL:
-        pod = f"{rs}-{b.suffix(5)}"
-        b.pod(
-            ns,
-            pod,
-            node.name,
-            ("ReplicaSet", rs),
-            {"server": ({"cpu": 2.0, "memory": 8 * GIB, gpu_res: 1.0}, {"memory": 8 * GIB, gpu_res: 1.0})},
-            labels={"app": "embeddings", "pod-template-hash": rs.rsplit("-", 1)[1]},
-        )
-        b.series(
-            ns, pod, "server", ts, b.noisy(0.5 + 1.0 * b.load(), 0.1), b.noisy(np.full(n, 5 * GIB), 0.02)
-        )
-        b.gpu(
-            node,
-            0,
-            ns,
-            pod,
-            "server",
-            b.noisy(0.3 + 0.45 * b.load(), 0.08),
-            b.noisy(np.full(n, 21000.0), 0.02),
-            b.uuid(),
-        )
+        _gpu_server(b, ns, rs, node, 0, "embeddings", (0.5, 1.0), 5 * GIB, (0.3, 0.45, 0.08), 21000.0)
     # notebook: used during the first days, idle (~0.01) for the last 30 hours.
     node = _L40S_SM
     rs = _replicaset(b, ns, "Deployment", "notebook")
-    pod = f"{rs}-{b.suffix(5)}"
-    b.pod(
-        ns,
-        pod,
-        node.name,
-        ("ReplicaSet", rs),
-        {"jupyter": ({"cpu": 4.0, "memory": 16 * GIB, gpu_res: 1.0}, {"memory": 16 * GIB, gpu_res: 1.0})},
-        labels={"app": "notebook", "pod-template-hash": rs.rsplit("-", 1)[1]},
-    )
-    b.series(ns, pod, "jupyter", ts, b.noisy(np.full(n, 0.3), 0.2), b.noisy(np.full(n, 6 * GIB), 0.02))
+    pod = _rs_pod(b, ns, rs, node.name, {"jupyter": _gpu(4.0, 16 * GIB, 1.0)}, "notebook")
+    b.steady_series(ns, pod, "jupyter", ts, (0.3, 0.2), (6 * GIB, 0.02))
     idle = ts >= ts[-1] - 30 * HOUR
-    act = np.where(idle, b.noisy(np.full(n, 0.01), 0.3), b.noisy(0.15 + 0.5 * b.load(), 0.15))
-    b.gpu(node, 0, ns, pod, "jupyter", act, b.noisy(np.full(n, 12000.0), 0.01), b.uuid())
+    act = np.where(idle, b.steady(0.01, 0.3), b.noisy(0.15 + 0.5 * b.load(), 0.15))
+    b.gpu(node, 0, ns, pod, "jupyter", act, b.steady(12000.0, 0.01), b.uuid())
 
 
 def build_demo_dataset(

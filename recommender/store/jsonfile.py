@@ -21,9 +21,10 @@ from typing import Any
 import orjson
 
 from recommender.api.identity import WorkloadRef
+from recommender.api.listdoc import LIST_API_VERSION as LIST_API_VERSION
+from recommender.api.listdoc import LIST_KIND as LIST_KIND
+from recommender.api.listdoc import ListDocumentError, list_document, list_items
 from recommender.api.resource import (
-    API_GROUP,
-    API_VERSION,
     ContainerPolicy,
     Recommendation,
     RecommendationError,
@@ -31,9 +32,6 @@ from recommender.api.resource import (
     recommendation_to_resource,
 )
 from recommender.store.base import StoreError, bounds_of, merge_for_update
-
-LIST_KIND = "RecommendationList"
-LIST_API_VERSION = f"{API_GROUP}/{API_VERSION}"
 
 log = logging.getLogger("podsizer.store")
 
@@ -80,20 +78,10 @@ class JsonFileStore:
             doc = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise StoreError(f"{where}: invalid JSON: {exc}") from exc
-        if not isinstance(doc, dict):
-            raise StoreError(f"{where}: expected a JSON object, got {type(doc).__name__}")
-        if doc.get("kind") != LIST_KIND:
-            raise StoreError(f"{where}: kind: expected {LIST_KIND!r}, got {doc.get('kind')!r}")
-        if doc.get("apiVersion") != LIST_API_VERSION:
-            raise StoreError(
-                f"{where}: apiVersion: expected {LIST_API_VERSION!r}, got {doc.get('apiVersion')!r}"
-            )
-        items = doc.get("items")
-        if items is None:
-            return []
-        if not isinstance(items, list):
-            raise StoreError(f"{where}: items: expected a list, got {type(items).__name__}")
-        return items
+        try:
+            return list_items(doc)
+        except ListDocumentError as exc:
+            raise StoreError(f"{where}: {exc}") from exc
 
     def _decode(self, items: Sequence[Any]) -> _Recs:
         out: _Recs = []
@@ -151,8 +139,7 @@ class JsonFileStore:
             return failed
 
     def _write(self, items: _Items) -> None:
-        doc = {"apiVersion": LIST_API_VERSION, "kind": LIST_KIND, "items": items}
-        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+        data = orjson.dumps(list_document(items), option=orjson.OPT_INDENT_2) + b"\n"
         target = Path(os.path.realpath(self.path))
         try:
             _atomic_write(target, data)

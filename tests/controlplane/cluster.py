@@ -34,6 +34,19 @@ def _mkdtemp(prefix: str, prefer: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
+def _http_ok(url: str, verify: ssl.SSLContext | bool) -> _Probe:
+    """Ready when GET `url` answers HTTP 200; otherwise the error or the status and the answer's tail."""
+
+    def probe() -> tuple[bool, str]:
+        try:
+            answer = httpx.get(url, verify=verify, timeout=5.0)
+        except httpx.HTTPError as e:
+            return False, repr(e)
+        return answer.status_code == 200, f"HTTP {answer.status_code} {answer.text[-300:]}"
+
+    return probe
+
+
 class ControlPlane:
     """A real control plane: etcd (fresh data dir), kube-apiserver (RBAC; x509 and SA tokens), the KCM.
 
@@ -278,15 +291,7 @@ class ControlPlane:
             ],
         )
         self.write_admin_kubeconfig()
-        ctx = self._admin_ssl_context()
-
-        def probe() -> tuple[bool, str]:
-            try:
-                answer = httpx.get(f"{self.server}/readyz", verify=ctx, timeout=5.0)
-            except httpx.HTTPError as e:
-                return False, repr(e)
-            return answer.status_code == 200, f"HTTP {answer.status_code} {answer.text[-300:]}"
-
+        probe = _http_ok(f"{self.server}/readyz", self._admin_ssl_context())
         self._wait("kube-apiserver", proc, probe, timeout_s)
 
     def write_admin_kubeconfig(self) -> Path:
@@ -319,15 +324,8 @@ class ControlPlane:
                 "--v=1",
             ],
         )
-
-        def probe() -> tuple[bool, str]:
-            try:
-                # Its serving certificate is self-signed into --cert-dir; /healthz is always-allowed.
-                answer = httpx.get(f"https://127.0.0.1:{port}/healthz", verify=False, timeout=5.0)
-            except httpx.HTTPError as e:
-                return False, repr(e)
-            return answer.status_code == 200, f"HTTP {answer.status_code} {answer.text[-300:]}"
-
+        # Its serving certificate is self-signed into --cert-dir; /healthz is always-allowed.
+        probe = _http_ok(f"https://127.0.0.1:{port}/healthz", verify=False)
         self._wait("kube-controller-manager", proc, probe, timeout_s)
 
     def _wait_for_default_service_account(self, timeout_s: float) -> None:

@@ -78,48 +78,48 @@ def _wait_until_webhook_acts(
     wait_until_webhook_acts(admin, owner, check, what)
 
 
-def _assert_auto_mode_pods(pods: list[Manifest], recommendation: str) -> None:
+def _assert_pods_record(pods: list[Manifest], recommendation: str, *, dry_run: bool = False) -> None:
+    """Auto mode: recommended resources and the applied record; dry run: the template's resources and
+    the dry-run record; the record names `recommendation` and the expected changes either way."""
+    resources, record, absent = (
+        (TEMPLATE_RESOURCES, DRY_RUN, APPLIED) if dry_run else (EXPECTED, APPLIED, DRY_RUN)
+    )
     for pod in pods:
-        assert pod["spec"]["containers"][0]["resources"] == EXPECTED
+        assert pod["spec"]["containers"][0]["resources"] == resources
         annotations = pod["metadata"]["annotations"]
-        assert DRY_RUN not in annotations
-        applied = json.loads(annotations[APPLIED])
-        assert applied["recommendation"] == recommendation
-        assert _changes(applied) == EXPECTED_CHANGES
+        assert absent not in annotations
+        written = json.loads(annotations[record])
+        assert written["recommendation"] == recommendation
+        assert _changes(written) == EXPECTED_CHANGES
+
+
+def _web_deployment_pods(
+    admin: client.ApiClient, ns: str, check: Callable[[Manifest], bool], what: str
+) -> list[Manifest]:
+    """Deployment web with its recommendation, scaled to 2 once the webhook acts (`check`): its pods."""
+    _recommend(admin, ns, "Deployment", "web")
+    create_objects(admin, [_workload("apps/v1", "Deployment", "web", 0)], namespace=ns)
+    apps = client.AppsV1Api(admin)
+    rs = deployment_replicaset(admin, ns)
+    _wait_until_webhook_acts(admin, rs, check, what)
+    apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
+    return wait_for_pods(admin, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
 
 
 def test_deployment_pods_get_recommended_resources_in_auto_mode(
     admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
 ) -> None:
     ns = make_namespace(mode="auto")
-    _recommend(admin_client, ns, "Deployment", "web")
-    create_objects(admin_client, [_workload("apps/v1", "Deployment", "web", 0)], namespace=ns)
-    apps = client.AppsV1Api(admin_client)
-    rs = deployment_replicaset(admin_client, ns)
-    _wait_until_webhook_acts(admin_client, rs, _mutated, "the webhook to apply deployment-web")
-    apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
-    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
-    _assert_auto_mode_pods(pods, "deployment-web")
+    pods = _web_deployment_pods(admin_client, ns, _mutated, "the webhook to apply deployment-web")
+    _assert_pods_record(pods, "deployment-web")
 
 
 def test_deployment_pods_only_get_the_annotation_in_dry_run_mode(
     admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
 ) -> None:
     ns = make_namespace(mode="dry-run")
-    _recommend(admin_client, ns, "Deployment", "web")
-    create_objects(admin_client, [_workload("apps/v1", "Deployment", "web", 0)], namespace=ns)
-    apps = client.AppsV1Api(admin_client)
-    rs = deployment_replicaset(admin_client, ns)
-    _wait_until_webhook_acts(admin_client, rs, _has_dry_run, "the webhook to annotate for deployment-web")
-    apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
-    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
-    for pod in pods:
-        assert pod["spec"]["containers"][0]["resources"] == TEMPLATE_RESOURCES
-        annotations = pod["metadata"]["annotations"]
-        assert APPLIED not in annotations
-        planned = json.loads(annotations[DRY_RUN])
-        assert planned["recommendation"] == "deployment-web"
-        assert _changes(planned) == EXPECTED_CHANGES
+    pods = _web_deployment_pods(admin_client, ns, _has_dry_run, "the webhook to annotate for deployment-web")
+    _assert_pods_record(pods, "deployment-web", dry_run=True)
 
 
 def test_statefulset_pod_gets_recommended_resources(
@@ -136,7 +136,7 @@ def test_statefulset_pod_gets_recommended_resources(
     apps.patch_namespaced_stateful_set_scale("db", ns, {"spec": {"replicas": 1}})
     (pod,) = wait_for_pods(admin_client, ns, "StatefulSet", "db", count=1)
     assert pod["metadata"]["name"] == "db-0"
-    _assert_auto_mode_pods([pod], "statefulset-db")
+    _assert_pods_record([pod], "statefulset-db")
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_daemonset_pod_gets_recommended_resources(
     _wait_until_webhook_acts(admin_client, stored, _mutated, "the webhook to apply daemonset-agent")
     core.patch_node(fake_node, {"metadata": {"labels": {"podsizer.io/e2e-node": ns}}})
     (pod,) = wait_for_pods(admin_client, ns, "DaemonSet", "agent", count=1)
-    _assert_auto_mode_pods([pod], "daemonset-agent")
+    _assert_pods_record([pod], "daemonset-agent")
 
 
 def test_rollout_replicaset_pods_get_recommended_resources(
@@ -194,7 +194,7 @@ def test_rollout_replicaset_pods_get_recommended_resources(
         "canary-6d4cf56db8", ns, {"spec": {"replicas": 2}}
     )
     pods = wait_for_pods(admin_client, ns, "ReplicaSet", "canary-6d4cf56db8", count=2)
-    _assert_auto_mode_pods(pods, "rollout-canary")
+    _assert_pods_record(pods, "rollout-canary")
 
 
 def _openshift_deployer_pod(rc: Manifest) -> Manifest:
@@ -294,7 +294,7 @@ def test_deploymentconfig_pods_mutated_and_deployer_and_hook_pods_untouched(
     core.create_namespaced_pod(ns, _openshift_hook_pod(stored_rc))  # type: ignore[arg-type]
     core.patch_namespaced_replication_controller_scale("shop-1", ns, {"spec": {"replicas": 2}})
     pods = wait_for_pods(admin_client, ns, "ReplicationController", "shop-1", count=2)
-    _assert_auto_mode_pods(pods, "deploymentconfig-shop")
+    _assert_pods_record(pods, "deploymentconfig-shop")
 
     deployer = to_dict(admin_client, core.read_namespaced_pod("shop-1-deploy", ns))
     hook = to_dict(admin_client, core.read_namespaced_pod("shop-1-hook-pre", ns))

@@ -170,7 +170,19 @@ def test_schemas_catch_bad_objects(schemas: Path, render: Render) -> None:
     assert list(validator.iter_errors(dep)), "strict schemas reject unknown fields"
 
 
-def _kubeconform(args: list[str]) -> dict[str, Any]:
+def _kubeconform(kube_version: str, schemas: Path, manifest: Path, *extra: str) -> dict[str, Any]:
+    """kubeconform's JSON report on `manifest`: strict, against the local schemas, `extra` flags."""
+    args = [
+        "-strict",
+        "-summary",
+        "-output",
+        "json",
+        "-kubernetes-version",
+        kube_version,
+        *extra,
+        *_locations(schemas),
+        str(manifest),
+    ]
     proc = subprocess.run([str(tool("kubeconform")), *args], capture_output=True, text=True, timeout=120)
     try:
         report: dict[str, Any] = json.loads(proc.stdout)
@@ -197,20 +209,7 @@ def test_every_object_validates_with_kubeconform(
     manifest = tmp_path / "all.yaml"
     manifest.write_text(yaml.safe_dump_all(docs))
     skip = ",".join(sorted(NO_LOCAL_SCHEMA))
-    report = _kubeconform(
-        [
-            "-strict",
-            "-summary",
-            "-output",
-            "json",
-            "-kubernetes-version",
-            kube_version,
-            "-skip",
-            skip,
-            *_locations(schemas),
-            str(manifest),
-        ]
-    )
+    report = _kubeconform(kube_version, schemas, manifest, "-skip", skip)
     problems = [r for r in report.get("resources", []) if r["status"] not in ("statusValid", "statusSkipped")]
     assert problems == []
     skipped = sum(1 for d in docs if d["kind"] in NO_LOCAL_SCHEMA)
@@ -223,16 +222,5 @@ def test_kubeconform_rejects_bad_objects(schemas: Path, tmp_path: Path, render: 
     bad_svc = next(d for d in render(SCENARIOS[0]) if d["kind"] == "Service")
     bad_svc["spec"]["ports"][0]["port"] = "https"
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump_all([bad_rec, bad_svc]))
-    report = _kubeconform(
-        [
-            "-strict",
-            "-summary",
-            "-output",
-            "json",
-            "-kubernetes-version",
-            KUBE_VERSIONS[-1],
-            *_locations(schemas),
-            str(tmp_path / "bad.yaml"),
-        ]
-    )
+    report = _kubeconform(KUBE_VERSIONS[-1], schemas, tmp_path / "bad.yaml")
     assert report["summary"]["invalid"] == 2, report

@@ -88,31 +88,20 @@ def test_cli_requires_service_and_namespace() -> None:
         main(["generate", "--service", "s"])
 
 
+def _generate(*args: str) -> int:
+    """`certs generate` for service s in namespace n, with `args`."""
+    return main(["generate", "--service", "s", "--namespace", "n", *args])
+
+
 def test_renewal_with_an_existing_ca_keeps_the_ca_bundle(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
-    assert (
-        main(["generate", "--service", "s", "--namespace", "n", "--out", str(first), "--write-ca-key"]) == 0
-    )
+    assert _generate("--out", str(first), "--write-ca-key") == 0
     bundle_1 = capsys.readouterr().out.strip()
     assert stat.S_IMODE((first / "ca.key").stat().st_mode) == 0o600
     assert (
-        main(
-            [
-                "generate",
-                "--service",
-                "s",
-                "--namespace",
-                "n",
-                "--out",
-                str(second),
-                "--ca-cert",
-                str(first / "ca.crt"),
-                "--ca-key",
-                str(first / "ca.key"),
-            ]
-        )
+        _generate("--out", str(second), "--ca-cert", str(first / "ca.crt"), "--ca-key", str(first / "ca.key"))
         == 0
     )
     assert capsys.readouterr().out.strip() == bundle_1
@@ -127,26 +116,12 @@ def test_renewal_with_an_existing_ca_keeps_the_ca_bundle(
 
 def test_mismatched_ca_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, c = tmp_path / "a", tmp_path / "c"
-    assert main(["generate", "--service", "s", "--namespace", "n", "--out", str(a), "--write-ca-key"]) == 0
-    assert main(["generate", "--service", "s", "--namespace", "n", "--out", str(c), "--write-ca-key"]) == 0
+    assert _generate("--out", str(a), "--write-ca-key") == 0
+    assert _generate("--out", str(c), "--write-ca-key") == 0
     capsys.readouterr()
     assert (
-        main(
-            [
-                "generate",
-                "--service",
-                "s",
-                "--namespace",
-                "n",
-                "--out",
-                str(tmp_path / "x"),
-                "--ca-cert",
-                str(a / "ca.crt"),
-                "--ca-key",
-                str(c / "ca.key"),
-            ]
-        )
+        _generate("--out", str(tmp_path / "x"), "--ca-cert", str(a / "ca.crt"), "--ca-key", str(c / "ca.key"))
         == 2
     )
     assert "is not the private key" in capsys.readouterr().err
-    assert main(["generate", "--service", "s", "--namespace", "n", "--ca-cert", str(a / "ca.crt")]) == 2
+    assert _generate("--ca-cert", str(a / "ca.crt")) == 2

@@ -23,9 +23,9 @@ from recommender.console.data import (
     Reference,
     SkippedRow,
     StaticConsoleData,
-    WasteRow,
     WorkloadRow,
 )
+from recommender.sizing.waste import WasteFinding
 
 MIB = 1024.0 * 1024.0
 GIB = 1024.0 * MIB
@@ -199,19 +199,20 @@ def sample_data() -> StaticConsoleData:
         ),
     )
     waste = (
-        WasteRow(
-            NOTEBOOK,
-            "notebook-q8r9s",
-            "jupyter",
-            "gpu-b",
-            "NVIDIA L40S",
-            1,
-            "GR_ENGINE_ACTIVE",
-            NOW - timedelta(hours=30),
-            30.0,
-            0.05,
-            1.861,
-            "on-demand",
+        WasteFinding(
+            workload=NOTEBOOK,
+            container="jupyter",
+            pod="notebook-q8r9s",
+            node="gpu-b",
+            model="NVIDIA L40S",
+            gpus=1,
+            activity_signal="GR_ENGINE_ACTIVE",
+            idle_since=NOW - timedelta(hours=30),
+            idle_hours=30.0,
+            threshold=0.05,
+            hourly_cost=1.861,
+            wasted_hourly_cost=1.861,
+            price_basis="on-demand",
         ),
     )
     costs = CostRollup(

@@ -145,6 +145,21 @@ def default_containers() -> list[dict[str, Any]]:
     return [container("main", {"cpu": "500m", "memory": "1Gi"}, {"cpu": "1", "memory": "2Gi"})]
 
 
+def _pod(
+    metadata: dict[str, Any],
+    containers: Sequence[dict[str, Any]] | None,
+    init: Sequence[dict[str, Any]] = (),
+    restart: str = "Always",
+) -> dict[str, Any]:
+    """A v1 Pod with `metadata`; containers None: default_containers()."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": _spec(containers if containers is not None else default_containers(), init, restart),
+    }
+
+
 def replicaset_pod(
     deployment: str = "web",
     template_hash: str = "7d4b9c8f5",
@@ -155,18 +170,17 @@ def replicaset_pod(
 ) -> dict[str, Any]:
     """A pod as the ReplicaSet controller creates it: generateName, no name, controller ownerReference."""
     rs = f"{deployment}-{template_hash}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "generateName": f"{rs}-",
             "namespace": "shop",
             "labels": {"app": deployment, "pod-template-hash": template_hash, **(labels or {})},
             "annotations": dict(annotations or {}),
             "ownerReferences": [_owner("apps/v1", "ReplicaSet", rs)],
         },
-        "spec": _spec(containers if containers is not None else default_containers(), init),
-    }
+        containers,
+        init,
+    )
 
 
 def rollout_pod(
@@ -176,26 +190,22 @@ def rollout_pod(
 ) -> dict[str, Any]:
     """A pod of an Argo Rollout's ReplicaSet: label rollouts-pod-template-hash, no pod-template-hash."""
     rs = f"{rollout}-{template_hash}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "generateName": f"{rs}-",
             "namespace": "shop",
             "labels": {"app": rollout, "rollouts-pod-template-hash": template_hash},
             "ownerReferences": [_owner("apps/v1", "ReplicaSet", rs)],
         },
-        "spec": _spec(containers if containers is not None else default_containers()),
-    }
+        containers,
+    )
 
 
 def statefulset_pod(
     name: str = "db", ordinal: int = 0, containers: Sequence[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "name": f"{name}-{ordinal}",
             "namespace": "shop",
             "labels": {
@@ -205,8 +215,8 @@ def statefulset_pod(
             },
             "ownerReferences": [_owner("apps/v1", "StatefulSet", name)],
         },
-        "spec": _spec(containers if containers is not None else default_containers()),
-    }
+        containers,
+    )
 
 
 def dc_pod(
@@ -214,10 +224,8 @@ def dc_pod(
 ) -> dict[str, Any]:
     """An app pod of an OpenShift DeploymentConfig revision (owned by RC <dc>-<rev>)."""
     rc = f"{dc}-{revision}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "generateName": f"{rc}-",
             "namespace": "shop",
             "labels": {"deployment": rc, "deploymentconfig": dc, "app": dc},
@@ -229,35 +237,31 @@ def dc_pod(
             },
             "ownerReferences": [_owner("v1", "ReplicationController", rc)],
         },
-        "spec": _spec(containers if containers is not None else default_containers()),
-    }
+        containers,
+    )
 
 
 def deployer_pod(dc: str = "cart", revision: int = 3) -> dict[str, Any]:
     """The DC deployer pod <rc>-deploy: label deployer-pod-for.name, container `deployment`, restart Never."""
     rc = f"{dc}-{revision}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "name": f"{rc}-deploy",
             "namespace": "shop",
             "labels": {"openshift.io/deployer-pod-for.name": rc},
             "annotations": {"openshift.io/deployment.name": rc, "openshift.io/deployment-config.name": dc},
             "ownerReferences": [_owner("v1", "ReplicationController", rc)],
         },
-        "spec": _spec(
-            [
-                container(
-                    "deployment",
-                    {"cpu": "100m", "memory": "256Mi"},
-                    {"memory": "256Mi"},
-                    image="quay.io/openshift/origin-deployer:4.14",
-                )
-            ],
-            restart="Never",
-        ),
-    }
+        [
+            container(
+                "deployment",
+                {"cpu": "100m", "memory": "256Mi"},
+                {"memory": "256Mi"},
+                image="quay.io/openshift/origin-deployer:4.14",
+            )
+        ],
+        restart="Never",
+    )
 
 
 def hook_pod(dc: str = "cart", revision: int = 3, hook: str = "pre") -> dict[str, Any]:
@@ -268,10 +272,8 @@ def hook_pod(dc: str = "cart", revision: int = 3, hook: str = "pre") -> dict[str
         {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
         {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"},
     )
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
+    return _pod(
+        {
             "name": f"{rc}-hook-{hook}",
             "namespace": "shop",
             "labels": {
@@ -281,8 +283,9 @@ def hook_pod(dc: str = "cart", revision: int = 3, hook: str = "pre") -> dict[str
             },
             "annotations": {"openshift.io/deployment.name": rc, "openshift.io/deployment-config.name": dc},
         },
-        "spec": _spec([app], restart="Never"),
-    }
+        [app],
+        restart="Never",
+    )
 
 
 def crec(
