@@ -229,8 +229,13 @@ def parse_matrix(body: bytes) -> RangeResult | None:
             cut = chunk.index(_VALUES)
             labels = orjson.loads(chunk[:cut])
             points = chunk[cut + len(_VALUES) :]
-            nums = np.fromstring(points.translate(None, _NOT_NUMBERS), dtype=np.float64, sep=",")
-            n = points.count(b"],[") + 1 if points.startswith(b"[") else 0
+            if points.startswith(b"["):
+                nums = np.fromstring(points.translate(None, _NOT_NUMBERS), dtype=np.float64, sep=",")
+                n = points.count(b"],[") + 1
+            elif points.startswith(b"]"):
+                nums, n = np.empty(0), 0
+            else:
+                return None
             if not isinstance(labels, dict) or nums.size != 2 * n:
                 return None
             vs = nums[1::2].copy()

@@ -1,4 +1,4 @@
-"""PromQL builders: every query aggregates on the server and covers a whole namespace (or the cluster)."""
+"""PromQL builders: every query covers a whole namespace (or the cluster), never one container."""
 
 from __future__ import annotations
 
@@ -111,13 +111,6 @@ def identity_series(namespace: str) -> list[str]:
         extra = ',reason="OOMKilled"' if metric.endswith("terminated_reason") else ""
         out.append(f"{metric}{{{ns}{extra}}}")
     return out
-
-
-def demand(namespace: str, step_s: int) -> str:
-    """Range query: per pod, CPU cores averaged and working set maxed over each step."""
-    cpu = f"sum by (namespace,pod) (rate({container_selector(CPU_METRIC, namespace)}[{step_s}s]))"
-    mem = f"sum by (namespace,pod) (max_over_time({container_selector(MEM_METRIC, namespace)}[{step_s}s]))"
-    return either({"cpu": cpu, "memory": mem})
 
 
 def gpu_stats(metric: str, w: Window) -> str:

@@ -1,4 +1,4 @@
-"""PrometheusSource: batched server-side aggregation per namespace, owner resolution, UsageSnapshot out."""
+"""PrometheusSource: a few queries per namespace, statistics in numpy, owner resolution, UsageSnapshot out."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from recommender.model import (
 from recommender.sources.prometheus import queries as q
 from recommender.sources.prometheus.client import InstantResult, Labels, PromClient, RangeResult, step_for
 from recommender.sources.prometheus.labels import decode_labels, is_spot, resource_name
-from recommender.sources.prometheus.stats import ContainerKey, Stats, container_stats
+from recommender.sources.prometheus.stats import ContainerKey, Stats, container_stats, pod_steps
 
 _QUANTILE_FIELDS = ("p50", "p90", "p95", "p99", "max", "mean")
 _NONE = {"", "<none>"}
@@ -125,6 +125,16 @@ def gpu_id(labels: Mapping[str, str]) -> tuple[_GpuId, str, str]:
     return ident, _first(labels, "modelName"), labels.get("GPU_I_PROFILE", "")
 
 
+def _aligned(start: float, end: float, step: float) -> tuple[float, float]:
+    """The multiples of step inside [start, end], as a subquery would step (scrapes every step need it).
+
+    rate[step] over samples exactly step apart sees two of them only when the evaluation time is a
+    sample time; exporters' scrapes are aligned to wall-clock multiples of their interval.
+    """
+    lo, hi = math.ceil(start / step) * step, math.floor(end / step) * step
+    return (lo, hi) if lo <= hi else (start, end)
+
+
 def _last_seen(rows: list[tuple[FloatArray, FloatArray]]) -> float:
     return max((float(ts[-1]) for ts, _ in rows if ts.size), default=0.0)
 
@@ -132,14 +142,16 @@ def _last_seen(rows: list[tuple[FloatArray, FloatArray]]) -> float:
 class PrometheusSource:
     """Reads cAdvisor, kube-state-metrics and dcgm-exporter series; O(namespaces) queries per collect().
 
-    Per namespace, one range query (step resolution_s) each for CPU and working set returns every series
-    evaluated once; p50/p90/p95/p99, max, mean and first/last seen are computed from it in numpy. CPU
-    statistics are over rate[rate_s] every resolution_s (default: non-overlapping 5-minute averages, as
-    the subquery `rate[5m][7d:5m]` gave). Memory statistics are over the peak working set of each
-    resolution_s step (max_over_time[resolution_s]): max is the exact raw maximum, the quantiles are
-    those of the 5-minute peaks, at or above the raw-sample quantiles (conservative for sizing), and
-    first/last seen are accurate to one step. samples counts the raw working-set samples (server side).
-    concurrency namespaces are queried at once.
+    Per namespace, one range query each for CPU and working set, stepped at the multiples of resolution_s
+    as a subquery would be, has Prometheus evaluate every series once; p50/p90/p95/p99, max, mean and
+    first/last seen are then computed in numpy (stats.py). CPU statistics are over rate[rate_s] every
+    resolution_s (default: non-overlapping 5-minute averages, what `rate[5m][7d:5m]` gave). Memory
+    statistics are over the peak working set of each resolution_s step (max_over_time[resolution_s]):
+    max is the exact raw maximum, the quantiles and mean are those of the 5-minute peaks, at or above
+    those of the raw samples (conservative for sizing), and first/last seen are accurate to one step.
+    samples counts the raw working-set samples (count_over_time, server side). Demand (per pod, every
+    demand_step_s) is re-sampled from the same answers: CPU the mean of the rates in each step, working
+    set the highest peak. concurrency namespaces are queried at once.
     """
 
     def __init__(
@@ -154,6 +166,13 @@ class PrometheusSource:
         demand_step_s: int = 3600,
         activity_step_s: int = 300,
     ) -> None:
+        if min(resolution_s, rate_s, demand_step_s, activity_step_s) <= 0:
+            raise ValueError("resolution_s, rate_s, demand_step_s and activity_step_s must be positive")
+        if demand_step_s < resolution_s:
+            raise ValueError(
+                f"demand_step_s ({demand_step_s}) must be at least resolution_s ({resolution_s}): "
+                "demand is re-sampled from the resolution_s series"
+            )
         self.client = client
         self.namespaces = namespaces
         self.name = name
@@ -173,15 +192,29 @@ class PrometheusSource:
 
     def _fetch_namespace(self, ns: str, w: q.Window, start: datetime, end: datetime) -> _Namespace:
         c = self.client
-        step = step_for(start, end, self.demand_step_s)
         res = step_for(start, end, self.resolution_s)
-        # statistics right away: the per-step arrays of one namespace are dropped before the next arrives
+        lo, hi = _aligned(start.timestamp(), end.timestamp(), res)
+        t0, step = start.timestamp(), step_for(start, end, self.demand_step_s)
+        n = int((end.timestamp() - t0) // step) + 1
+        # reduced right away: a namespace's per-step arrays are gone before the next namespace is read
+        cpu = c.query_range(q.cpu_rate(ns, w), lo, hi, res)
+        cpu_stats, cpu_demand = container_stats(cpu), pod_steps(cpu, t0, step, n, "mean")
+        del cpu
+        mem = c.query_range(q.memory_peak(ns, w), lo, hi, res)
+        mem_stats, mem_demand = container_stats(mem), pod_steps(mem, t0, step, n, "max")
+        del mem
+        grid: FloatArray = np.asarray(t0 + step * np.arange(n), dtype=np.float64)
+        demand: RangeResult = [
+            ({"namespace": pns, "pod": pod, q.MARK: part}, grid, row)
+            for part, rows in (("cpu", cpu_demand), ("memory", mem_demand))
+            for (pns, pod), row in rows.items()
+        ]
         return _Namespace(
-            cpu=container_stats(c.query_range(q.cpu_rate(ns, w), start, end, res)),
-            memory=container_stats(c.query_range(q.memory_peak(ns, w), start, end, res)),
+            cpu=cpu_stats,
+            memory=mem_stats,
             facts=c.query(q.container_facts(ns, w), end),
             identity=c.series(q.identity_series(ns), start, end),
-            demand=c.query_range(q.demand(ns, int(step)), start, end, step),
+            demand=demand,
         )
 
     def _fetch_cluster(self, w: q.Window, start: datetime, end: datetime) -> _Cluster:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 import numpy as np
 
@@ -48,4 +49,36 @@ def container_stats(series: Iterable[tuple[Labels, FloatArray, FloatArray]]) -> 
                 prev[k] = v
             else:
                 prev[k] = min(prev[k], v) if k in _MERGE_MIN else max(prev[k], v)
+    return out
+
+
+def pod_steps(
+    series: Iterable[tuple[Labels, FloatArray, FloatArray]],
+    t0: float,
+    step: float,
+    n: int,
+    how: Literal["mean", "max"],
+) -> dict[tuple[str, str], FloatArray]:
+    """Per (namespace, pod): the series re-sampled onto t0 + k*step (mean or max of the points in
+    (t - step, t]), summed over the pod's series like `sum by (namespace, pod)`; NaN where nothing was seen.
+    """
+    out: dict[tuple[str, str], FloatArray] = {}
+    for labels, ts, vs in series:
+        idx = np.ceil((ts - t0) / step - 1e-9).astype(np.int64)
+        ok = np.isfinite(vs) & (idx >= 0) & (idx < n)
+        i, v = idx[ok], vs[ok]
+        seen = np.bincount(i, minlength=n)
+        if how == "mean":
+            row = np.bincount(i, weights=v, minlength=n) / np.maximum(seen, 1)
+        else:
+            row = np.full(n, -np.inf)
+            np.maximum.at(row, i, v)
+        row[seen == 0] = np.nan
+        key = (labels.get("namespace", ""), labels.get("pod", ""))
+        prev = out.get(key)
+        out[key] = (
+            row
+            if prev is None
+            else np.where(np.isnan(prev) & np.isnan(row), np.nan, np.nan_to_num(prev) + np.nan_to_num(row))
+        )
     return out

@@ -153,6 +153,21 @@ def build_history(end: datetime, seed: int = 7) -> History:
             np.full(n, 64.0 * MI),
         )
 
+    # sparse: a Deployment scraped every 5 minutes, at the multiples of 300 s (the rate window is 300 s).
+    h.owners.append(OwnerLink("sparse", "ReplicaSet", "slow-4b7d", "Deployment", "slow"))
+    pod("sparse", "slow-4b7d-ccccc", "node-1", "ReplicaSet", "slow-4b7d")
+    every5 = ts % 300 == 0
+    h.containers.append(
+        ContainerSamples(
+            "sparse",
+            "slow-4b7d-ccccc",
+            "app",
+            ts[every5],
+            np.full(int(every5.sum()), 0.3),
+            np.full(int(every5.sum()), 100.0 * MI),
+        )
+    )
+
     # ml: GPUs. trainer (SM_ACTIVE present, current labels), notebook (SM_ACTIVE absent -> GR_ENGINE_ACTIVE,
     # scraped without honor_labels), infer (MIG 3g.40gb, --use-old-namespace labels, GR_ENGINE only).
     h.owners.append(OwnerLink("ml", "ReplicaSet", "trainer-5f6", "Deployment", "trainer"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import httpx
 import numpy as np
@@ -73,8 +74,8 @@ def test_steady_200m_cpu_with_5pct_noise_gives_p99_between_200m_and_240m(full: C
 
 
 def peaks(ts: FloatArray, values: FloatArray, start: float, end: float, step: float) -> FloatArray:
-    """max_over_time(x[step]) at start, start+step, ... end: the highest sample in [t - step, t]."""
-    grid = np.arange(start, end + 1, step)
+    """max_over_time(x[step]) at each multiple t of step in [start, end]: the top sample in [t - step, t]."""
+    grid = np.arange(np.ceil(start / step) * step, end + 1, step)
     out = [values[(ts >= t - step) & (ts <= t)] for t in grid]
     return np.array([w.max() for w in out if w.size])
 
@@ -105,6 +106,22 @@ def test_memory_quantiles_are_those_of_the_generated_5_minute_peaks(full: Collec
     )
     assert abs((db.first_seen - h.start).total_seconds()) <= 300
     assert abs((db.last_seen - h.end).total_seconds()) <= 300
+
+
+def test_samples_every_5_minutes_still_give_a_cpu_rate_from_a_window_off_the_5_minute_grid(
+    served: Served,
+) -> None:
+    h = served.history
+    start = h.start + timedelta(seconds=60 if h.start.timestamp() % 300 == 0 else 0)
+    with PromClient(served.server.url) as client:
+        snap = PrometheusSource(client, namespaces=["sparse"]).collect(start, h.end)
+    slow = container(snap, "sparse", "Deployment", "slow", "app")
+    ts = h.samples("sparse", "slow-4b7d-ccccc", "app").timestamps
+    expected = int(((ts >= start.timestamp()) & (ts <= h.end.timestamp())).sum())
+    assert slow.cpu_cores.p50 == pytest.approx(0.3, rel=1e-6)
+    assert slow.cpu_cores.mean == pytest.approx(0.3, rel=1e-6)
+    assert slow.memory_bytes.max == 100.0 * MI
+    assert slow.samples == expected
 
 
 def test_oom_killed_container_reports_its_peak_working_set(full: Collected) -> None:
@@ -217,7 +234,7 @@ def test_demand_sums_the_replicas_of_a_workload(full: Collected) -> None:
 
 def test_query_count_grows_with_namespaces_not_containers(full: Collected, served: Served) -> None:
     namespaces = sorted({c.workload.namespace for c in full.snapshot.containers})
-    assert namespaces == ["batch", "legacy", "legacy-clean", "ml", "shop"]
+    assert namespaces == ["batch", "legacy", "legacy-clean", "ml", "shop", "sparse"]
     listed = _collect(served, namespaces)
     one = _collect(served, ["shop"])
     assert full.requests == listed.requests + 1  # discovery is one label-values lookup

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recommender.model import SourceError
-from recommender.sources.prometheus.client import MAX_POINTS_PER_SERIES, PromClient, step_for
+from recommender.sources.prometheus.client import MAX_POINTS_PER_SERIES, PromClient, parse_matrix, step_for
 
 URL = "http://prom.example:9090"
 END = datetime(2026, 12, 1, tzinfo=UTC)
@@ -156,3 +156,90 @@ def test_step_for_rejects_bad_input() -> None:
         step_for(0, 10, 0)
     with pytest.raises(ValueError, match="before start"):
         step_for(10, 0, 60)
+
+
+def _matrix_body(result: list[dict[str, object]], **extra: object) -> bytes:
+    return orjson.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}, **extra})
+
+
+def _reference(result: list[dict[str, object]]) -> list[tuple[dict[str, str], list[float], list[float]]]:
+    out = []
+    for s in result:
+        pts: list[list[object]] = s["values"]  # type: ignore[assignment]
+        vs = [float(str(p[1])) for p in pts]
+        out.append(
+            (
+                dict(s["metric"]),
+                [float(str(p[0])) for p in pts],
+                [v if math.isfinite(v) else math.nan for v in vs],
+            )
+        )  # type: ignore[arg-type]
+    return out
+
+
+def _same(got: object, want: list[tuple[dict[str, str], list[float], list[float]]]) -> bool:
+    assert got is not None
+    pairs = list(zip(got, want, strict=True))  # type: ignore[call-overload]
+    return all(
+        g[0] == w[0] and g[1].tolist() == w[1] and np.array_equal(g[2], np.array(w[2]), equal_nan=True)
+        for g, w in pairs
+    )
+
+
+def test_parse_matrix_reads_points_with_labels_that_look_like_json_markers() -> None:
+    result: list[dict[str, object]] = [
+        {
+            "metric": {"pod": 'a{"metric":', "x": '],[,"values":[[1,"2"]]'},
+            "values": [[1.5, "NaN"], [2, "+Inf"]],
+        },
+        {"metric": {}, "values": []},
+        {"metric": {"pod": 'b\\"c\u00e9'}, "values": [[1700000000.123, "1e-07"], [1700000060, "-2.5"]]},
+    ]
+    assert _same(parse_matrix(_matrix_body(result)), _reference(result))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from(["pod", "namespace", "c"]), st.text(max_size=8), max_size=3),
+            st.lists(st.tuples(st.integers(0, 2**32), st.floats(width=64)), max_size=5),
+        ),
+        max_size=4,
+    )
+)
+def test_parse_matrix_agrees_with_a_full_json_parse(
+    series: list[tuple[dict[str, str], list[tuple[int, float]]]],
+) -> None:
+    def text(v: float) -> str:
+        return (
+            "NaN" if math.isnan(v) else ("+Inf" if v == math.inf else "-Inf" if v == -math.inf else repr(v))
+        )
+
+    result: list[dict[str, object]] = [
+        {"metric": labels, "values": [[t, text(v)] for t, v in pts]} for labels, pts in series
+    ]
+    assert _same(parse_matrix(_matrix_body(result)), _reference(result))
+
+
+def test_parse_matrix_leaves_answers_with_warnings_to_the_full_parser() -> None:
+    result: list[dict[str, object]] = [{"metric": {"pod": "a"}, "values": [[100, "1"]]}]
+    assert parse_matrix(_matrix_body(result, warnings=["partial"])) is None
+    assert parse_matrix(b'{"status":"success","data":{"resultType":"vector","result":[]}}') is None
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=_matrix_body(result, warnings=["partial"]))
+
+    ((labels, ts, vs),) = client(handler).query_range("x", END - timedelta(hours=1), END, 60)
+    assert (labels, ts.tolist(), vs.tolist()) == ({"pod": "a"}, [100.0], [1.0])
+
+
+def test_answers_are_uncompressed_unless_asked() -> None:
+    seen: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        seen.append(req.headers["accept-encoding"])
+        return ok({"resultType": "vector", "result": []})
+
+    client(handler).query("x", END)
+    PromClient(URL, transport=httpx.MockTransport(handler), compress=True).query("x", END)
+    assert seen == ["identity", "gzip, deflate"]

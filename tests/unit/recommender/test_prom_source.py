@@ -7,6 +7,7 @@ from urllib.parse import parse_qs
 
 import httpx
 import orjson
+import pytest
 
 from recommender.api import WorkloadRef
 from recommender.sources.prometheus import PromClient, PrometheusSource
@@ -98,3 +99,12 @@ def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
         snap = PrometheusSource(c, namespaces=["quiet"]).collect(START, END)
     assert snap.containers == () and snap.demand == ()
     assert [s.subject for s in snap.skipped] == ["namespace/quiet"]
+
+
+def test_demand_step_finer_than_the_resolution_is_rejected() -> None:
+    match = r"demand_step_s \(60\) must be at least resolution_s \(300\)"
+    with (
+        PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c,
+        pytest.raises(ValueError, match=match),
+    ):
+        PrometheusSource(c, demand_step_s=60)
