@@ -85,6 +85,11 @@ def _max_quantiles(items: Iterable[Quantiles]) -> Quantiles:
     return Quantiles(*(max(getattr(x, f) for x in qs) for f in _QUANTILE_FIELDS))
 
 
+def _mean_quantiles(items: Iterable[Quantiles]) -> Quantiles:
+    qs = list(items)
+    return Quantiles(*(sum(getattr(x, f) for x in qs) / len(qs) for f in _QUANTILE_FIELDS))
+
+
 def _first(labels: Mapping[str, str], *names: str) -> str:
     for n in names:
         v = labels.get(n, "")
@@ -484,7 +489,10 @@ class _Assembler:
             if math.isfinite(v):
                 fb[gpu_id(lab)[0]][lab.get(q.MARK, "")] = v
 
-        groups: dict[tuple[WorkloadRef, str], list[_GpuId]] = defaultdict(list)
+        # One GpuUsage per (workload, container, pod), like recommender.usage.aggregate: activity is the
+        # mean over the pod's GPUs of their per-GPU statistics and framebuffer use is summed over them
+        # (both >= the exact per-time-step mean/sum, so sizing errs towards keeping GPUs).
+        groups: dict[tuple[WorkloadRef, str, str], list[_GpuId]] = defaultdict(list)
         for gid in sorted(models):
             if not gid.pod:
                 self.skip(f"gpu/{gid.host}/{gid.uuid or gid.gpu}", "GPU not attached to any pod (idle)")
@@ -493,7 +501,7 @@ class _Assembler:
                 continue
             wl = self.workload(gid.namespace, gid.pod)
             if wl is not None:
-                groups[(wl, gid.container)].append(gid)
+                groups[(wl, gid.container, gid.pod)].append(gid)
 
         series: dict[str, dict[_GpuId, list[tuple[FloatArray, FloatArray]]]] = {}
         for signal, matrix in cluster.gpu_series.items():
@@ -503,13 +511,13 @@ class _Assembler:
             series[signal] = by_gpu
 
         out = []
-        for (wl, container), gids in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        for (wl, container, _pod), gids in sorted(groups.items(), key=lambda kv: kv[0]):
             chosen: ActivitySignal | None = None
             for signal in q.GPU_SIGNALS:
                 if any(_quantiles(stats[signal].get(g, {})) is not None for g in gids):
                     chosen = signal
                     break
-            subject = f"{wl}/container/{container}"
+            subject = f"{wl}/pod/{_pod}/container/{container}"
             if chosen is None:
                 self.skip(subject, "GPU series present but no usable activity samples (NaN or missing)")
                 continue
@@ -523,9 +531,7 @@ class _Assembler:
 
             seen = {g: _last_seen(chosen_series.get(g, [])) for g in gids}
             latest = max(gids, key=seen.__getitem__)
-            per_pod: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
-            for g in gids:
-                per_pod[g.pod].add((g.host, g.uuid or g.gpu, g.mig_id))
+            devices = {(g.host, g.uuid or g.gpu, g.mig_id) for g in gids}
             totals = [
                 s.get("used_last", 0.0) + s.get("free_last", 0.0) + s.get("reserved_last", 0.0)
                 for g in gids
@@ -538,15 +544,15 @@ class _Assembler:
                     pod=latest.pod,
                     node=latest.host,
                     model_name=models.get(latest, ""),
-                    gpu_count=max(len(v) for v in per_pod.values()),
+                    gpu_count=len(devices),
                     activity_signal=chosen,
-                    activity=_max_quantiles(act),
-                    fb_used_max_mib=max((fb[g].get("used_max", 0.0) for g in gids if g in fb), default=0.0),
-                    fb_total_mib=max(totals, default=0.0),
+                    activity=_mean_quantiles(act),
+                    fb_used_max_mib=sum(fb[g].get("used_max", 0.0) for g in gids if g in fb),
+                    fb_total_mib=sum(totals),
                     activity_series=TimeSeries(
                         self.start, self.activity_step, acc.get("all", np.full(n, np.nan))
                     ),
-                    dram_active=_max_quantiles(dram) if dram else None,
+                    dram_active=_mean_quantiles(dram) if dram else None,
                     mig_profile=next((profiles[g] for g in gids if g in profiles), None),
                     uuids=tuple(sorted({g.uuid for g in gids if g.uuid})),
                 )
