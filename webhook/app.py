@@ -120,7 +120,7 @@ def create_app(
             return _status(400, "BadRequest", f"not an AdmissionReview {ADMISSION_API_VERSION}: {exc}")
         reply, decision = admitter.review(review)
         dry_run = review["request"].get("dryRun") is True
-        metrics.reviews.labels(decision.outcome, decision.reason).inc()
+        metrics.reviewed(decision.outcome, decision.reason)
         _log_decision(review["request"]["uid"], decision, dry_run)
         out = Response(orjson.dumps(reply), media_type=JSON)
         metrics.latency.observe(time.perf_counter() - started)

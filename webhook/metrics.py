@@ -37,6 +37,7 @@ class WebhookMetrics:
             ["code"],
             registry=registry,
         )
+        self._review_counts: dict[tuple[str, str], Counter] = {}
         age = Gauge(
             "podsizer_webhook_store_age_seconds",
             "Seconds since the Recommendation store was last confirmed (NaN before the first load).",
@@ -58,3 +59,10 @@ class WebhookMetrics:
 
         age.set_function(store_age)
         size.set_function(store_size)
+
+    def reviewed(self, outcome: str, reason: str) -> None:
+        """Count one review; the labelled child is looked up once per (outcome, reason), not per request."""
+        child = self._review_counts.get((outcome, reason))
+        if child is None:
+            child = self._review_counts.setdefault((outcome, reason), self.reviews.labels(outcome, reason))
+        child.inc()

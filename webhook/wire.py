@@ -106,12 +106,16 @@ def build_response(
     review: AdmissionReview,
     patch: Sequence[Op] = (),
     warnings: Sequence[str] = (),
+    encoded_patch: str | None = None,
 ) -> AdmissionReview:
-    """The reply: apiVersion/kind/uid echoed, always allowed, the JSON Patch base64-encoded when non-empty."""
+    """The reply: apiVersion/kind/uid echoed, always allowed, the JSON Patch base64-encoded when non-empty.
+
+    `encoded_patch`, when given, is that encoding of `patch` done earlier (the admission path caches it).
+    """
     response: AdmissionResponse = {"uid": review["request"]["uid"], "allowed": True}
     if patch:
         response["patchType"] = "JSONPatch"
-        response["patch"] = base64.b64encode(orjson.dumps(list(patch))).decode("ascii")
+        response["patch"] = encoded_patch or base64.b64encode(orjson.dumps(list(patch))).decode("ascii")
     if warnings:
         response["warnings"] = list(warnings)
     return {"apiVersion": review["apiVersion"], "kind": review["kind"], "response": response}

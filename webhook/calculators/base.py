@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from recommender.api import ContainerRecommendation, Recommendation
 from recommender.api.quantity import as_decimal
@@ -28,12 +28,14 @@ class CalcOptions:
     min_confidence: float = 0.0
 
 
-@dataclass(frozen=True)
-class Change:
-    """One resource value of one container: old -> new (new None removes the key)."""
+class Change(NamedTuple):
+    """One resource value of one container: old -> new (new None removes the key).
+
+    A NamedTuple, not a dataclass: reviews build many and frozen dataclass construction showed up.
+    """
 
     section: Section
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing here calls
     container: str
     field: Field
     resource: str
@@ -51,12 +53,11 @@ class Change:
         }
 
 
-@dataclass(frozen=True)
-class ContainerSlot:
+class ContainerSlot(NamedTuple):
     """A container of the incoming pod with its current requests/limits (quantities as sent)."""
 
     section: Section
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing here calls
     name: str
     requests: Mapping[str, Any]
     limits: Mapping[str, Any]
@@ -74,26 +75,99 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def pod_containers(pod: Mapping[str, Any]) -> Iterator[ContainerSlot]:
     """Init containers and app containers (sidecars are init containers with restartPolicy Always)."""
+    yield from container_slots(pod)
+
+
+def container_slots(pod: Mapping[str, Any]) -> list[ContainerSlot]:
+    """`pod_containers` as a list, in one walk; the admission path hands it to every calculator."""
     spec = _mapping(pod.get("spec"))
+    slots: list[ContainerSlot] = []
     for section in SECTIONS:
         items = spec.get(section)
         if not isinstance(items, list):
             continue
         for i, c in enumerate(items):
-            if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+            # `type(x) is dict` first: that is what JSON decoding gives, and the ABC check is slow
+            if type(c) is not dict and not isinstance(c, Mapping):
                 continue
-            res = _mapping(c.get("resources"))
-            yield ContainerSlot(
-                section, i, c["name"], _mapping(res.get("requests")), _mapping(res.get("limits"))
-            )
+            name = c.get("name")
+            if not isinstance(name, str):
+                continue
+            raw = c.get("resources")
+            res: Mapping[str, Any] | None = None
+            if type(raw) is dict or isinstance(raw, Mapping):
+                res = raw
+            req, lim = (None, None) if res is None else (res.get("requests"), res.get("limits"))
+            slots.append(ContainerSlot(section, i, name, _mapping(req), _mapping(lim)))
+    return slots
+
+
+class _Unkeyable(Exception):
+    """A part of the pod the shape cannot hold faithfully (not plain JSON types): do not cache."""
+
+
+def _members(value: Any) -> tuple[tuple[str, str], ...] | None:
+    """requests/limits as a key: None when not an object; only text members (1 and "1" must differ)."""
+    if type(value) is not dict:
+        if isinstance(value, Mapping):
+            raise _Unkeyable
+        return None
+    items = tuple(value.items())
+    for k, v in items:
+        if type(k) is not str or type(v) is not str:
+            raise _Unkeyable
+    return items
+
+
+def containers_shape(pod: Mapping[str, Any]) -> Hashable | None:
+    """What the built-in calculators and `changes_to_patch` read of the pod's containers, as a hashable key.
+
+    Per container: section, index, name, whether resources/requests/limits are objects and their members.
+    None when something is not of the plain types JSON decoding gives (then the caller does not cache).
+    """
+    try:
+        spec = pod.get("spec")
+        if type(spec) is not dict:
+            if isinstance(spec, Mapping):
+                raise _Unkeyable
+            return ()
+        shape: list[tuple[Any, ...]] = []
+        for section in SECTIONS:
+            items = spec.get(section)
+            if type(items) is not list:
+                if isinstance(items, list):
+                    raise _Unkeyable
+                continue
+            for i, c in enumerate(items):
+                if type(c) is not dict:
+                    if isinstance(c, Mapping):
+                        raise _Unkeyable
+                    continue
+                name = c.get("name")
+                if type(name) is not str:
+                    if isinstance(name, str):
+                        raise _Unkeyable
+                    continue
+                res = c.get("resources")
+                if type(res) is not dict:
+                    if isinstance(res, Mapping):
+                        raise _Unkeyable
+                    shape.append((section, i, name))
+                else:
+                    shape.append(
+                        (section, i, name, _members(res.get("requests")), _members(res.get("limits")))
+                    )
+        return tuple(shape)
+    except _Unkeyable:
+        return None
 
 
 def usable(rec: Recommendation, name: str, opts: CalcOptions) -> ContainerRecommendation | None:
     """The container's recommendation unless missing or low-confidence (those are never applied)."""
-    cr = rec.container(name)
-    if cr is None or cr.low_confidence or cr.confidence < opts.min_confidence:
-        return None
-    return cr
+    for cr in rec.containers:  # Recommendation.container, without a generator per call
+        if cr.name == name:
+            return None if cr.low_confidence or cr.confidence < opts.min_confidence else cr
+    return None
 
 
 def quantity(value: Any) -> Decimal | None:
@@ -119,6 +193,15 @@ class Calculator(Protocol):
     name: str
 
     def changes(self, pod: Mapping[str, Any], rec: Recommendation, opts: CalcOptions) -> list[Change]: ...
+
+
+@runtime_checkable
+class SlotCalculator(Calculator, Protocol):
+    """A calculator that reads only the pod's container slots: the admission path walks the pod once."""
+
+    def changes_for(
+        self, slots: Sequence[ContainerSlot], rec: Recommendation, opts: CalcOptions
+    ) -> list[Change]: ...
 
 
 def changes_to_patch(builder: PatchBuilder, changes: Sequence[Change]) -> None:

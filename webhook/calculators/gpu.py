@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from recommender.api import Recommendation
-from webhook.calculators.base import CalcOptions, Change, Field, pod_containers, quantity, usable
+from webhook.calculators.base import (
+    CalcOptions,
+    Change,
+    ContainerSlot,
+    Field,
+    container_slots,
+    quantity,
+    usable,
+)
 
 GPU = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -19,10 +27,20 @@ class GpuCalculator:
     name = "gpu"
 
     def changes(self, pod: Mapping[str, Any], rec: Recommendation, opts: CalcOptions) -> list[Change]:
+        return self.changes_for(container_slots(pod), rec, opts)
+
+    def changes_for(
+        self, slots: Sequence[ContainerSlot], rec: Recommendation, opts: CalcOptions
+    ) -> list[Change]:
+        for slot in slots:
+            if slot.requests.get(GPU) is not None or slot.limits.get(GPU) is not None:
+                break
+        else:
+            return []  # only containers that already hold GPUs change: none does
         out: list[Change] = []
         suggested = rec.gpu.suggested_resource if rec.gpu is not None else None
         swap = bool(opts.allow_mig_swap and suggested and suggested.startswith(MIG_PREFIX))
-        for slot in pod_containers(pod):
+        for slot in slots:
             cr = usable(rec, slot.name, opts)
             if cr is None:
                 continue

@@ -2,29 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from recommender.api import Recommendation
 from recommender.api.quantity import format_resource
-from webhook.calculators.base import CalcOptions, Change, ContainerSlot, pod_containers, quantity, usable
+from webhook.calculators.base import CalcOptions, Change, ContainerSlot, container_slots, quantity, usable
 
 RESOURCES = ("cpu", "memory")
+Bounds = dict[str, tuple[float | None, float | None]]
+NO_BOUNDS: Bounds = {r: (None, None) for r in RESOURCES}
 
 
-def _bounds(rec: Recommendation, container: str, resource: str) -> tuple[float | None, float | None]:
-    """minAllowed/maxAllowed: the container's own entry wins over "*"."""
+def _bounds(rec: Recommendation, container: str) -> Bounds:
+    """minAllowed/maxAllowed per resource: the container's own entry wins over "*"."""
+    if not rec.policy:
+        return NO_BOUNDS
     specific = next((p for p in rec.policy if p.container == container), None)
     wildcard = next((p for p in rec.policy if p.container == "*"), None)
-    lo = hi = None
-    for p in (wildcard, specific):
-        if p is None:
-            continue
-        lo = p.min_allowed.get(resource, lo)
-        hi = p.max_allowed.get(resource, hi)
-    return lo, hi
+    out: Bounds = {}
+    for resource in RESOURCES:
+        lo = hi = None
+        for p in (wildcard, specific):
+            if p is None:
+                continue
+            lo = p.min_allowed.get(resource, lo)
+            hi = p.max_allowed.get(resource, hi)
+        out[resource] = (lo, hi)
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -46,26 +53,39 @@ class ResourcesCalculator:
     name = "resources"
 
     def changes(self, pod: Mapping[str, Any], rec: Recommendation, opts: CalcOptions) -> list[Change]:
+        return self.changes_for(container_slots(pod), rec, opts)
+
+    def changes_for(
+        self, slots: Sequence[ContainerSlot], rec: Recommendation, opts: CalcOptions
+    ) -> list[Change]:
         out: list[Change] = []
-        for slot in pod_containers(pod):
+        for slot in slots:
             cr = usable(rec, slot.name, opts)
             if cr is None:
                 continue
+            bounds: Bounds | None = None
             for resource in RESOURCES:
                 target = quantity(cr.requests.get(resource))
                 if target is None or target <= 0:
                     continue
-                out.extend(self._one(slot, resource, target, rec, opts))
+                if bounds is None:
+                    bounds = _bounds(rec, slot.name)
+                out.extend(self._one(slot, resource, target, bounds[resource], opts))
         return out
 
     def _one(
-        self, slot: ContainerSlot, resource: str, target: Decimal, rec: Recommendation, opts: CalcOptions
+        self,
+        slot: ContainerSlot,
+        resource: str,
+        target: Decimal,
+        bounds: tuple[float | None, float | None],
+        opts: CalcOptions,
     ) -> list[Change]:
         old_req_s, old_lim_s = slot.current("requests", resource), slot.current("limits", resource)
         old_req, old_lim = quantity(old_req_s), quantity(old_lim_s)
         if (old_req_s is not None and old_req is None) or (old_lim_s is not None and old_lim is None):
             return []  # a value we cannot read is left exactly as it is
-        lo, hi = _bounds(rec, slot.name, resource)
+        lo, hi = bounds
         value = float(target)
         if lo is not None:
             value = max(value, lo)

@@ -54,6 +54,24 @@ def test_review_is_answered_with_a_patch(client: TestClient, registry: Collector
     assert registry.get_sample_value("podsizer_webhook_review_duration_seconds_count") == 1.0
 
 
+def test_replicas_are_answered_alike_and_each_review_is_counted(
+    client: TestClient, registry: CollectorRegistry
+) -> None:
+    replies = [
+        client.post("/mutate", content=orjson.dumps(review(replicaset_pod(), uid=u))).json() for u in "abc"
+    ]
+    assert [r["response"]["uid"] for r in replies] == ["a", "b", "c"]
+    assert len({r["response"]["patch"] for r in replies}) == 1  # the second and third come from the cache
+    client.post("/mutate", content=orjson.dumps(review(replicaset_pod("nope"), uid="d")))
+    counts = {
+        reason: registry.get_sample_value(
+            "podsizer_webhook_reviews_total", {"outcome": outcome, "reason": reason}
+        )
+        for outcome, reason in (("applied", "applied"), ("skipped", "no-recommendation"))
+    }
+    assert counts == {"applied": 3.0, "no-recommendation": 1.0}
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
