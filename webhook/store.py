@@ -89,7 +89,10 @@ def parse_items(items: Iterable[Any], where: str) -> tuple[list[Recommendation],
         except (RecommendationError, ValueError, TypeError, KeyError) as exc:
             name = item.get("metadata", {}).get("name") if isinstance(item, dict) else None
             reason = f"{where}[{i}] ({name or 'unnamed'}): {exc}"
-            log.warning("store: skipping recommendation %s", reason)
+            # A Recommendation is created first and its status written next: no status yet is normal.
+            pending = isinstance(item, dict) and item.get("status") is None
+            level = logging.DEBUG if pending else logging.WARNING
+            log.log(level, "store: skipping recommendation %s", reason)
             skipped.append(reason)
     return recs, skipped
 
