@@ -221,7 +221,7 @@ def main() -> None:
     ap.add_argument("--step", type=int, default=60, help="sample interval, seconds")
     ap.add_argument("--info-step", type=int, default=600, help="kube-state-metrics sample interval, seconds")
     ap.add_argument("--workers", type=int, default=2, help="parallel writers/promtool runs (xargs -P)")
-    ap.add_argument("--concurrency", type=int, default=2, help="parallel namespace queries in collect()")
+    ap.add_argument("--concurrency", type=int, default=3, help="parallel namespace queries in collect()")
     ap.add_argument("--compress", action="store_true", help="ask Prometheus for gzip answers (PromClient)")
     ap.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--end", type=int, help=argparse.SUPPRESS)

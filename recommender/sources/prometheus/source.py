@@ -156,7 +156,8 @@ class PrometheusSource:
     those of the raw samples (conservative for sizing), and first/last seen are accurate to one step.
     samples counts the raw working-set samples (count_over_time, server side). Demand (per pod, every
     demand_step_s) is re-sampled from the same answers: CPU the mean of the rates in each step, working
-    set the highest peak. concurrency namespaces are queried at once.
+    set the highest peak. concurrency namespaces are queried at once (3: on 2 cores this overlaps our
+    parsing with Prometheus' evaluation; 10,000 containers took 46.9 s with 3, 60.5 s with 2).
     """
 
     def __init__(
@@ -165,7 +166,7 @@ class PrometheusSource:
         *,
         namespaces: list[str] | None = None,
         name: str = "prometheus",
-        concurrency: int = 2,
+        concurrency: int = 3,
         resolution_s: int = 300,
         rate_s: int = 300,
         demand_step_s: int = 3600,
