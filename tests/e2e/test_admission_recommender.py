@@ -81,7 +81,7 @@ def test_prometheus_history_recommendations_are_written_and_applied(
     now = datetime.now(UTC)
     dataset = build_demo_dataset(now, days=7)
     backfill_dataset(dataset, tmp_path / "tsdb", tmp_path / "openmetrics")
-    with running_prometheus(tmp_path / "tsdb", now - timedelta(days=7), tmp_path / "prometheus.log") as url:
+    with running_prometheus(tmp_path / "tsdb", now - timedelta(days=7)) as url:
         report = recommend_and_write(
             recommender_kubeconfig, "--source", "prometheus", "--prometheus-url", url
         )
