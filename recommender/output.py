@@ -19,6 +19,7 @@ import orjson
 import yaml
 
 from recommender.api.identity import WorkloadRef
+from recommender.api.listdoc import list_document
 from recommender.api.quantity import format_resource
 from recommender.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from recommender.model import Skipped, UsageSnapshot
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 OutputFormat = Literal["table", "json", "yaml", "csv"]
 FORMATS: tuple[OutputFormat, ...] = ("table", "json", "yaml", "csv")
 GPU = "nvidia.com/gpu"
-LIST_KIND = "RecommendationList"
 
 Current = Mapping[tuple[WorkloadRef, str], Mapping[str, Mapping[str, float]]]
 """(workload, container) -> {"requests": {...}, "limits": {...}} in base units."""
@@ -90,12 +90,8 @@ def _sorted(recs: Iterable[Recommendation]) -> list[Recommendation]:
 
 def document(report: Report) -> dict[str, Any]:
     """The RecommendationList (store format) plus skipped, waste and cost."""
-    doc: dict[str, Any] = {
-        "apiVersion": "podsizer.io/v1alpha1",
-        "kind": LIST_KIND,
-        "items": [recommendation_to_resource(r) for r in _sorted(report.recommendations)],
-        "skipped": [{"subject": s.subject, "reason": s.reason} for s in report.skipped],
-    }
+    doc = list_document([recommendation_to_resource(r) for r in _sorted(report.recommendations)])
+    doc["skipped"] = [{"subject": s.subject, "reason": s.reason} for s in report.skipped]
     if report.waste:
         doc["waste"] = [
             {
