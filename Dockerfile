@@ -8,7 +8,9 @@ FROM registry.access.redhat.com/ubi9/python-311:9.8-1779945715 AS build
 USER 1001
 WORKDIR /opt/app-root/src
 COPY --chown=1001:0 pyproject.toml README.md ./
+COPY --chown=1001:0 podsizer ./podsizer
 COPY --chown=1001:0 recommender ./recommender
+COPY --chown=1001:0 console ./console
 COPY --chown=1001:0 webhook ./webhook
 COPY --chown=1001:0 certs ./certs
 RUN pip install --no-cache-dir --upgrade "pip>=24" "wheel>=0.43" \

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from certs.generate import generate_bundle, write_bundle  # noqa: E402
-from recommender.api import recommendation_to_resource  # noqa: E402
+from podsizer.api import recommendation_to_resource  # noqa: E402
 from tests.unit.webhook import builders as b  # noqa: E402
 
 LOADGEN_SRC = ROOT / "bench" / "loadgen"

@@ -499,7 +499,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("webhook", "the mutating admission webhook server", module="webhook.cli"),
     Command("certs", "CA and serving certificates for the webhook", module="certs.cli"),
     Command("demo", "the demo: recommender and webhook on built-in data", module="recommender.demo"),
-    Command("console", "the read-only web console", module="recommender.console.cli"),
+    Command("console", "the read-only web console", module="console.cli"),
 )
 
 

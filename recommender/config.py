@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from recommender.api.quantity import parse as parse_quantity
+from podsizer.api.quantity import parse as parse_quantity
 from recommender.sizing.policy import SizingPolicy
 
 ENV_PREFIX = "PODSIZER_"

@@ -23,8 +23,8 @@ import httpx
 import jsonpatch
 from prometheus_client import CollectorRegistry
 
-from recommender.api import WorkloadRef
-from recommender.api.quantity import format_resource
+from podsizer.api import WorkloadRef
+from podsizer.api.quantity import format_resource
 from recommender.output import Report, render
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from recommender.api.identity import SUPPORTED_KINDS, WorkloadRef, is_deployer_or_hook_pod
+from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef, is_deployer_or_hook_pod
 from recommender.model import Skipped
 
 # Intermediate controllers whose own controller is the workload.

@@ -10,7 +10,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 import yaml
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.listdoc import list_document
-from recommender.api.quantity import format_resource
-from recommender.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.listdoc import list_document
+from podsizer.api.quantity import format_resource
+from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from recommender.model import Skipped, UsageSnapshot
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import ContainerPolicy, Recommendation
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerPolicy, Recommendation
 from recommender.leader import Leadership
 from recommender.metrics import RecommenderMetrics
 from recommender.model import MetricsSource, Progress, Skipped, SourceError, UsageSnapshot

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import orjson
 
-from recommender.api import Recommendation, WorkloadRef, is_deployer_or_hook_pod
+from podsizer.api import Recommendation, WorkloadRef, is_deployer_or_hook_pod
 from webhook.calculators import (
     AnnotationsCalculator,
     CalcOptions,

@@ -10,7 +10,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from recommender.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
+from podsizer.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
 from webhook.informer import Informer, WatchLike
 from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
 

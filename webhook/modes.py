@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Literal, Protocol
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from webhook.cluster import ObjectMeta
 
 log = logging.getLogger("podsizer.webhook")

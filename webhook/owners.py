@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from webhook.cluster import ControllerRef, controller_of
 from webhook.store import RecommendationSnapshot
 

@@ -10,13 +10,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from recommender.api import (
+from podsizer.api import (
     Recommendation,
     RecommendationError,
     WorkloadRef,
     recommendation_from_resource,
 )
-from recommender.api.listdoc import ListDocumentError, list_items
+from podsizer.api.listdoc import ListDocumentError, list_items
 
 log = logging.getLogger("podsizer.webhook.store")
 

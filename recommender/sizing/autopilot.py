@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recommender.api.resource import ContainerPolicy
+from podsizer.api.resource import ContainerPolicy
 from recommender.model import Autoscaler, ContainerUsage
 from recommender.sizing.estimators import Estimate, Resource, fmt
 from recommender.sizing.policy import SizingPolicy

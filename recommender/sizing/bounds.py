@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recommender.api.resource import ContainerPolicy
+from podsizer.api.resource import ContainerPolicy
 from recommender.sizing.estimators import Resource, fmt
 
 

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.model import NodeInfo
 from recommender.sizing.policy import SizingPolicy
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import MIB, format_count
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import MIB, format_count
+from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
     Forecast,

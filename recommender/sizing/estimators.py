@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from recommender.api.quantity import MIB, format_cpu, format_memory
+from podsizer.api.quantity import MIB, format_cpu, format_memory
 from recommender.model import ContainerUsage, Quantiles
 
 Resource = Literal["cpu", "memory"]

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from recommender.api.resource import Forecast
+from podsizer.api.resource import Forecast
 from recommender.model import FloatArray, TimeSeries, WorkloadDemand
 
 HOUR = 3600.0

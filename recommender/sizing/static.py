@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from recommender.api.resource import ContainerPolicy
+from podsizer.api.resource import ContainerPolicy
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
 from recommender.sizing.bounds import clip, policy_for
@@ -42,7 +42,7 @@ class ContainerSizing:
 
     def formatted(self) -> tuple[dict[str, str], dict[str, str]]:
         """Requests and limits as Kubernetes quantity strings."""
-        from recommender.api.quantity import format_resource
+        from podsizer.api.quantity import format_resource
 
         return (
             {k: format_resource(k, v) for k, v in self.requests.items()},

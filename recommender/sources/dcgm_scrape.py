@@ -19,7 +19,7 @@ import httpx
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.identity import OwnerGraph
 from recommender.model import FloatArray, Progress, Skipped, SourceError, UsageSnapshot
 from recommender.sources.local_store import SeriesStore

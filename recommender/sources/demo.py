@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
 from recommender.usage.aggregate import aggregate, clip
 from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset

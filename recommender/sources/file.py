@@ -45,8 +45,8 @@ from typing import Any, cast
 import numpy as np
 import orjson
 
-from recommender.api import quantity
-from recommender.api.identity import WorkloadRef
+from podsizer.api import quantity
+from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, SourceError, UsageSnapshot
 from recommender.usage.aggregate import aggregate, clip
 from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset

@@ -11,7 +11,7 @@ from kubernetes.client import ApiClient, AppsV1Api, CoreV1Api
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from recommender.api import quantity
+from podsizer.api import quantity
 from recommender.identity import OwnerGraph, PodOwner
 from recommender.model import SourceError
 from recommender.usage.raw import OwnerLink, PodInfo

@@ -6,8 +6,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import ContainerPolicy, Recommendation
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerPolicy, Recommendation
 
 
 class StoreError(RuntimeError):

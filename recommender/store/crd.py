@@ -15,8 +15,8 @@ from typing import Any, Protocol, cast
 
 import urllib3
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import (
     API_GROUP,
     API_VERSION,
     PLURAL,

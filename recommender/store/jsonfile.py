@@ -20,11 +20,11 @@ from typing import Any
 
 import orjson
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.listdoc import LIST_API_VERSION as LIST_API_VERSION
-from recommender.api.listdoc import LIST_KIND as LIST_KIND
-from recommender.api.listdoc import ListDocumentError, list_document, list_items
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.listdoc import LIST_API_VERSION as LIST_API_VERSION
+from podsizer.api.listdoc import LIST_KIND as LIST_KIND
+from podsizer.api.listdoc import ListDocumentError, list_document, list_items
+from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
     RecommendationError,

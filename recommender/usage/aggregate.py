@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.identity import OwnerGraph, PodOwner
 from recommender.model import (
     ActivitySignal,

@@ -16,8 +16,8 @@ import httpx
 import pytest
 import uvicorn
 
-from recommender.console.app import create_console_app
-from recommender.console.demo import DemoConsoleData
+from console.app import create_console_app
+from console.demo import DemoConsoleData
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

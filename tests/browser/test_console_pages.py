@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from recommender.api.quantity import parse
+from podsizer.api.quantity import parse
 
 NONE = "—"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from kubernetes import client
 
-from recommender.api import API_GROUP, API_VERSION, PLURAL
+from podsizer.api import API_GROUP, API_VERSION, PLURAL
 from tests.controlplane.binaries import ROOT
 from tests.controlplane.kube import Manifest
 

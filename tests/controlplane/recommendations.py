@@ -8,7 +8,7 @@ from typing import Any
 
 from kubernetes import client
 
-from recommender.api import (
+from podsizer.api import (
     API_GROUP,
     API_VERSION,
     PLURAL,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from recommender.api import (
+from podsizer.api import (
     API_GROUP,
     API_VERSION,
     PLURAL,

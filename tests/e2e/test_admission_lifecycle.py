@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from recommender.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef
+from podsizer.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef
 from tests.controlplane.kube import create_objects, wait_for_pods
 from tests.controlplane.podsizer_webhook import WebhookProcess, register_webhook
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation

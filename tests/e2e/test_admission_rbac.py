@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from kubernetes import client
 
-from recommender.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef, recommendation_to_resource
+from podsizer.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef, recommendation_to_resource
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import api_error_message, wait_for

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from recommender.api import recommendation_from_resource
+from podsizer.api import recommendation_from_resource
 from recommender.sources.demo import build_demo_dataset
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane

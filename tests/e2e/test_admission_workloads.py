@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for_pods
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation

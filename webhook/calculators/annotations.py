@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import orjson
 
-from recommender.api import Recommendation
+from podsizer.api import Recommendation
 from webhook.calculators.base import Change
 from webhook.patch import PatchBuilder
 

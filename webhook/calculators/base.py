@@ -8,8 +8,8 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-from recommender.api import ContainerRecommendation, Recommendation
-from recommender.api.quantity import as_decimal
+from podsizer.api import ContainerRecommendation, Recommendation
+from podsizer.api.quantity import as_decimal
 from webhook.patch import PatchBuilder
 
 Section = Literal["containers", "initContainers"]

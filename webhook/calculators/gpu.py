@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recommender.api import Recommendation
+from podsizer.api import Recommendation
 from webhook.calculators.base import (
     CalcOptions,
     Change,

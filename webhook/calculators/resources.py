@@ -7,8 +7,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from recommender.api import Recommendation
-from recommender.api.quantity import format_resource
+from podsizer.api import Recommendation
+from podsizer.api.quantity import format_resource
 from webhook.calculators.base import CalcOptions, Change, ContainerSlot, container_slots, quantity, usable
 
 RESOURCES = ("cpu", "memory")

@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.identity import OwnerGraph, PodOwner
 from recommender.model import (
     ActivitySignal,

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from recommender.api import WorkloadRef, recommendation_from_resource
-from recommender.api.quantity import parse
+from podsizer.api import WorkloadRef, recommendation_from_resource
+from podsizer.api.quantity import parse
 from recommender.demo import demo, main
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from recommender.api.identity import SUPPORTED_KINDS, WorkloadRef
-from recommender.api.resource import (
+from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef
+from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
     Forecast,

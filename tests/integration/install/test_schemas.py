@@ -17,8 +17,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import (
     ContainerRecommendation,
     Recommendation,
     Window,

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo
 from recommender.usage.openmetrics import DcgmStyle
 from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset

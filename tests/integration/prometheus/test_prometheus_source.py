@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.model import ContainerUsage, FloatArray, GpuUsage, SourceError, UsageSnapshot
 from recommender.sources.prometheus import PromClient, PrometheusSource
 

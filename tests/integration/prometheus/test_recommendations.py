@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from recommender.api import Recommendation, WorkloadRef
-from recommender.api.quantity import parse
+from podsizer.api import Recommendation, WorkloadRef
+from podsizer.api.quantity import parse
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
 from recommender.sizing.policy import SizingPolicy

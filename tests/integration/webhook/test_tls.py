@@ -17,7 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from certs.generate import generate_bundle, generate_ca, write_bundle
-from recommender.api import recommendation_to_resource
+from podsizer.api import recommendation_to_resource
 from tests.integration.webhook.conftest import Served, free_port, install_secret
 from tests.unit.webhook.builders import apply_reply, recommendation, replicaset_pod, review
 

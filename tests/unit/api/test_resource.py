@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from recommender.api import (
+from podsizer.api import (
     ContainerPolicy,
     ContainerRecommendation,
     GpuRecommendation,

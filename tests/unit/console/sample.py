@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from recommender.api.identity import WorkloadRef
-from recommender.console.data import (
+from podsizer.api.identity import WorkloadRef
+from console.data import (
     Chart,
     ContainerRow,
     CostLine,

@@ -9,7 +9,7 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from recommender.console.app import create_console_app
+from console.app import create_console_app
 from tests.unit.console.sample import GIB, MIB, sample_data
 
 

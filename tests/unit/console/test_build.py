@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.console.build import build_console_data, workload_mode
-from recommender.console.data import StaticConsoleData
-from recommender.console.demo import DemoConsoleData
+from podsizer.api.identity import WorkloadRef
+from console.build import build_console_data, workload_mode
+from console.data import StaticConsoleData
+from console.demo import DemoConsoleData
 from recommender.model import NodeInfo
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from recommender.console.series import downsample_max
-from recommender.console.svg import line_chart
-from recommender.console.views import ChartOut, LineOut, ReferenceOut
+from console.series import downsample_max
+from console.svg import line_chart
+from console.views import ChartOut, LineOut, ReferenceOut
 
 
 def test_downsample_keeps_each_bucket_peak() -> None:

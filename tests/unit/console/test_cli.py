@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from recommender.config import ConfigError
-from recommender.console.cli import add_arguments, load_settings
+from console.cli import add_arguments, load_settings
 
 
 def _args(*argv: str) -> argparse.Namespace:

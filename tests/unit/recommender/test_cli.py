@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import recommender.cli as cli
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import ContainerRecommendation, Recommendation, Window
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerRecommendation, Recommendation, Window
 from recommender.cli import Command, ProgressPrinter, main
 from recommender.model import Progress, SourceError, UsageSnapshot
 

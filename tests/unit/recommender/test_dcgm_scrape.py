@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.identity import OwnerGraph, PodOwner
 from recommender.sources.dcgm_scrape import DcgmScrapeSource, normalize_labels, parse_exposition
 from recommender.sources.local_store import SeriesStore

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.model import GpuUsage, UsageSnapshot
 from recommender.sources.demo import DemoSource, build_demo_dataset
 from recommender.sources.file import dataset_to_json

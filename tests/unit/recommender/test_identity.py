@@ -2,7 +2,7 @@
 
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.identity import OwnerGraph, PodOwner
 from recommender.model import Skipped
 

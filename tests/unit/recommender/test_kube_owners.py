@@ -12,7 +12,7 @@ import urllib3
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.rest import RESTResponse
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.model import Skipped, SourceError
 from recommender.sources.kube import KubeInventory, load_inventory
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import yaml
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import (
     ContainerRecommendation,
     GpuRecommendation,
     Recommendation,

@@ -9,7 +9,7 @@ import httpx
 import orjson
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from recommender.sources.prometheus import PromClient, PrometheusSource
 from recommender.sources.prometheus.queries import MARK
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
 from recommender.metrics import RecommenderMetrics, serve_metrics
 from recommender.model import Progress, Skipped, SourceError, UsageSnapshot
 from recommender.runner import Runner, backoff_delay

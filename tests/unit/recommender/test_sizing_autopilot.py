@@ -8,9 +8,9 @@ from typing import Literal
 
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import MIB
-from recommender.api.resource import ContainerPolicy
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import MIB
+from podsizer.api.resource import ContainerPolicy
 from recommender.model import Autoscaler, ContainerUsage, Quantiles
 from recommender.sizing.autopilot import size_autopilot, target_fraction
 from recommender.sizing.policy import SizingPolicy

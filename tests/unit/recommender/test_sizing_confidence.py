@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.confidence import confidence, history_days, is_low
 from recommender.sizing.policy import SizingPolicy

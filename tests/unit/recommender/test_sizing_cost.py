@@ -9,7 +9,7 @@ from typing import Literal
 
 import pytest
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.model import NodeInfo
 from recommender.sizing.cost import CostItem, CostReport, PriceTable, PriceTableError, shipped_rows
 

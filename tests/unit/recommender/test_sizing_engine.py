@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import MIB, parse
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import MIB, parse
+from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
     recommendation_from_resource,

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import MIB
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import MIB
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.estimators import (
     ConfidenceEstimator,

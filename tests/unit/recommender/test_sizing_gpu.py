@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from recommender.api.identity import WorkloadRef
+from podsizer.api.identity import WorkloadRef
 from recommender.model import GpuUsage, Quantiles, TimeSeries
 from recommender.sizing.gpu import (
     MIG_PROFILES,

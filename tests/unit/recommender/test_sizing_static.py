@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import MIB
-from recommender.api.resource import ContainerPolicy
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import MIB
+from podsizer.api.resource import ContainerPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static

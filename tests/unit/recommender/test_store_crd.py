@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
 from recommender.store import CrdStore, StoreError
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
     Recommendation,

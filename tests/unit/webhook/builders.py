@@ -12,7 +12,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from recommender.api import (
+from podsizer.api import (
     ContainerPolicy,
     ContainerRecommendation,
     GpuRecommendation,

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from recommender.api import ContainerPolicy, ContainerRecommendation, GpuRecommendation, Recommendation
+from podsizer.api import ContainerPolicy, ContainerRecommendation, GpuRecommendation, Recommendation
 from tests.unit.webhook import builders as b
 
 NAMES = ["main", "app", "istio-proxy", "init-db", "log-shipper", "worker"]

@@ -9,7 +9,7 @@ import jsonpatch
 import orjson
 import pytest
 
-from recommender.api import Recommendation, WorkloadRef
+from podsizer.api import Recommendation, WorkloadRef
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
@@ -245,7 +245,7 @@ def test_store_not_loaded_is_skipped() -> None:
 
 
 def test_mig_swap_through_admission_gives_a_pod_the_apiserver_accepts() -> None:
-    from recommender.api import GpuRecommendation
+    from podsizer.api import GpuRecommendation
 
     rec = recommendation(
         containers=[crec("main", {"cpu": "1", "nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})],

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from recommender.api import WorkloadRef, recommendation_to_resource
+from podsizer.api import WorkloadRef, recommendation_to_resource
 from tests.unit.webhook.builders import recommendation
 from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
 from webhook.informer import Informer

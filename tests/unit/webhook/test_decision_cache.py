@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recommender.api import Recommendation
+from podsizer.api import Recommendation
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import CPU, MEM, pods, resources, scenarios
 from webhook.admission import AdmissionConfig, Admitter, Decision, DecisionCache, _Cached

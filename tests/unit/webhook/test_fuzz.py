@@ -22,7 +22,7 @@ from kubernetes.client import ApiClient
 from kubernetes.utils import parse_quantity
 from prometheus_client import CollectorRegistry
 
-from recommender.api import Recommendation
+from podsizer.api import Recommendation
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import mutated, pods, scenarios
 from webhook.app import create_app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.api import GpuRecommendation
+from podsizer.api import GpuRecommendation
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
 from webhook.calculators import CalcOptions, GpuCalculator
 

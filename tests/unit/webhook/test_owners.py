@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from recommender.api import WorkloadRef
+from podsizer.api import WorkloadRef
 from tests.unit.webhook.builders import (
     dc_pod,
     deployer_pod,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from recommender.api import ContainerPolicy
+from podsizer.api import ContainerPolicy
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
 from webhook.calculators import CalcOptions, LimitPolicy, ResourcesCalculator
 

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from recommender.api import WorkloadRef, recommendation_to_resource
+from podsizer.api import WorkloadRef, recommendation_to_resource
 from tests.unit.webhook.builders import recommendation
 from webhook.file_store import FileStoreLoader
 from webhook.store import SnapshotHolder

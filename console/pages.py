@@ -5,9 +5,9 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote
 
-from recommender.console import fmt
-from recommender.console.svg import legend, line_chart
-from recommender.console.views import (
+from console import fmt
+from console.svg import legend, line_chart
+from console.views import (
     GPU_RESOURCE,
     GpuOut,
     MetaOut,

@@ -8,8 +8,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from recommender.api.identity import WorkloadRef
-from recommender.console.data import (
+from podsizer.api.identity import WorkloadRef
+from console.data import (
     ConsoleData,
     ContainerRow,
     CostLine,
@@ -20,7 +20,7 @@ from recommender.console.data import (
     PodRow,
     WorkloadRow,
 )
-from recommender.console.series import downsample_max
+from console.series import downsample_max
 from recommender.sizing.waste import WasteFinding
 
 GPU_RESOURCE = "nvidia.com/gpu"

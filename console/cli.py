@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     """Build the data once, then serve it until interrupted; returns the exit status."""
     import uvicorn
 
-    from recommender.console.app import create_console_app
-    from recommender.console.demo import DemoConsoleData
+    from console.app import create_console_app
+    from console.demo import DemoConsoleData
 
     settings = load_settings(args, os.environ)
     data = DemoConsoleData.build(datetime.now(UTC))

@@ -1,11 +1,11 @@
 """The contract the recommender and the webhook share: workload identity and the Recommendation resource."""
 
-from recommender.api.identity import (
+from podsizer.api.identity import (
     SUPPORTED_KINDS,
     WorkloadRef,
     is_deployer_or_hook_pod,
 )
-from recommender.api.resource import (
+from podsizer.api.resource import (
     API_GROUP,
     API_VERSION,
     KIND,

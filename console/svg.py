@@ -6,8 +6,8 @@ import math
 from datetime import UTC, datetime
 from html import escape
 
-from recommender.console import fmt
-from recommender.console.views import ChartOut
+from console import fmt
+from console.views import ChartOut
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 REFERENCE_COLOURS = ("#555555", "#b8860b", "#006400", "#8b008b")

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from recommender.api.identity import SUPPORTED_KINDS, WorkloadRef
-from recommender.api.quantity import parse
+from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef
+from podsizer.api.quantity import parse
 
 API_GROUP = "podsizer.io"
 API_VERSION = "v1alpha1"
@@ -122,7 +122,7 @@ def _parse_time(value: Any, where: str) -> datetime:
 
 
 def _bounds_to_wire(values: Mapping[str, float]) -> dict[str, str]:
-    from recommender.api.quantity import format_resource
+    from podsizer.api.quantity import format_resource
 
     return {k: format_resource(k, v) for k, v in values.items()}
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.resource import SizingMode
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import SizingMode
 from recommender.model import FloatArray
 from recommender.sizing.waste import WasteFinding
 

@@ -9,10 +9,10 @@ from datetime import datetime
 
 import numpy as np
 
-from recommender.api.identity import WorkloadRef
-from recommender.api.quantity import parse
-from recommender.api.resource import Recommendation
-from recommender.console.data import (
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import parse
+from podsizer.api.resource import Recommendation
+from console.data import (
     MODES,
     Chart,
     ChartUnit,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from recommender.console.build import build_console_data
-from recommender.console.data import Mode, StaticConsoleData
+from console.build import build_console_data
+from console.data import Mode, StaticConsoleData
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
 from recommender.sizing.policy import SizingPolicy

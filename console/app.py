@@ -9,8 +9,8 @@ from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from recommender.console import pages, views
-from recommender.console.data import ConsoleData
+from console import pages, views
+from console.data import ConsoleData
 
 STATIC_DIR = Path(__file__).parent / "static"
 
