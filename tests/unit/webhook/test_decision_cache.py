@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from podsizer.api import Recommendation
+from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import CPU, MEM, pods, resources, scenarios
 from webhook.admission import AdmissionConfig, Admitter, Decision, DecisionCache, _Cached
@@ -69,7 +70,7 @@ def _same(cached: Admitter, uncached: Admitter, review: AdmissionReview) -> None
     assert _answer(cached, review) == _answer(uncached, review)
 
 
-@settings(max_examples=600, **COMMON)
+@settings(max_examples=examples(600), **COMMON)
 @given(scenario=scenarios(), mode=MODES, opts=OPTIONS, uid=st.uuids())
 def test_cached_and_uncached_replies_are_identical_also_for_a_replica_with_another_uid(
     scenario: tuple[dict[str, Any], list[Recommendation]], mode: Mode, opts: CalcOptions, uid: Any
@@ -116,7 +117,7 @@ def pod_and_variant(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     return pod, variant
 
 
-@settings(max_examples=600, **COMMON)
+@settings(max_examples=examples(600), **COMMON)
 @given(pair=pod_and_variant(), mode=MODES, opts=OPTIONS)
 def test_pods_that_differ_in_one_containers_resources_get_their_own_answers(
     pair: tuple[dict[str, Any], dict[str, Any]], mode: Mode, opts: CalcOptions
@@ -136,7 +137,7 @@ def shared() -> tuple[Admitter, Admitter]:
     return _admitter(holder, "auto", opts, 64), _admitter(holder, "auto", opts, 0)
 
 
-@settings(max_examples=600, **COMMON)
+@settings(max_examples=examples(600), **COMMON)
 @given(pod=pods())
 def test_a_long_lived_cache_answers_every_new_pod_like_no_cache(
     shared: tuple[Admitter, Admitter], pod: dict[str, Any]

@@ -1,12 +1,12 @@
 """Fuzz: generated and mutated AdmissionReviews never raise, never deny, and every patch yields a valid Pod.
 
-PODSIZER_FUZZ_EXAMPLES (default 10000) is the total example count, split across the tests below.
+The total example count (10,000 under HYPOTHESIS_PROFILE=ci, 500 in the dev profile) is split
+across the tests below.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -23,6 +23,7 @@ from kubernetes.utils import parse_quantity
 from prometheus_client import CollectorRegistry
 
 from podsizer.api import Recommendation
+from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import mutated, pods, scenarios
 from webhook.app import create_app
@@ -32,7 +33,7 @@ from webhook.settings import load_settings
 from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import BadReview, parse_review
 
-TOTAL = int(os.environ.get("PODSIZER_FUZZ_EXAMPLES", "10000"))
+TOTAL = examples(10_000)
 COMMON = {
     "deadline": None,
     "database": None,

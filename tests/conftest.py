@@ -1,0 +1,17 @@
+"""Hypothesis profiles: `dev` (the default, fast) for local runs, `ci` (full, 10,000 fuzz reviews) in .ci/run.
+
+Select one with HYPOTHESIS_PROFILE=dev|ci; tests size their own example counts with `examples(n)`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
+if PROFILE not in ("dev", "ci"):
+    raise RuntimeError(f"HYPOTHESIS_PROFILE: expected dev or ci, got {PROFILE!r}")
+settings.register_profile("ci", max_examples=200, deadline=None, database=None)
+settings.register_profile("dev", max_examples=30, deadline=None, database=None)
+settings.load_profile(PROFILE)
