@@ -9,9 +9,6 @@ from datetime import datetime
 
 import numpy as np
 
-from podsizer.api.identity import WorkloadRef
-from podsizer.api.quantity import parse
-from podsizer.api.resource import Recommendation
 from console.data import (
     MODES,
     Chart,
@@ -33,10 +30,13 @@ from console.data import (
     StaticConsoleData,
     WorkloadRow,
 )
-from recommender.identity import OwnerGraph, PodOwner
-from recommender.model import FloatArray, Skipped, UsageSnapshot
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import parse
+from podsizer.api.resource import Recommendation
+from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from recommender.model import FloatArray, UsageSnapshot
+from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.sizing.engine import RecommendationRun
-from recommender.usage.raw import GpuSamples, PodInfo, RawDataset
 
 MODE_ANNOTATION = "podsizer.io/mode"
 EXCLUDE_ANNOTATION = "podsizer.io/exclude"

@@ -6,11 +6,11 @@ from datetime import datetime
 
 from console.build import build_console_data
 from console.data import Mode, StaticConsoleData
+from recommender.input.demo import build_demo_dataset
+from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
 from recommender.sizing.policy import SizingPolicy
-from recommender.sources.demo import build_demo_dataset
-from recommender.usage.aggregate import aggregate
 
 
 class DemoConsoleData:

@@ -8,7 +8,6 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
-from podsizer.api.identity import WorkloadRef
 from console.data import (
     ConsoleData,
     ContainerRow,
@@ -21,6 +20,7 @@ from console.data import (
     WorkloadRow,
 )
 from console.series import downsample_max
+from podsizer.api.identity import WorkloadRef
 from recommender.sizing.waste import WasteFinding
 
 GPU_RESOURCE = "nvidia.com/gpu"

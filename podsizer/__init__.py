@@ -1,1 +1,1 @@
-"""The shared core every podsizer process imports: each rule (identity, codec, modes, bounds, pod plan) once."""
+"""The shared core every podsizer process imports: identity, codec, modes, bounds and the pod plan, once."""

@@ -33,8 +33,8 @@ from recommender.config import (
     load_settings,
 )
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
-from recommender.output import FORMATS, Report, render
-from recommender.store.base import RecommendationStore, StoreError
+from recommender.output.report import FORMATS, Report, render
+from recommender.output.store.base import RecommendationStore, StoreError
 
 log = logging.getLogger("podsizer")
 
@@ -125,19 +125,19 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
     """The metrics source the settings name (modules imported only when chosen)."""
     source: MetricsSource
     if settings.source == "demo":
-        from recommender.sources.demo import DemoSource
+        from recommender.input.demo import DemoSource
 
         source = DemoSource(now, days=max(1, math.ceil(settings.window_days)))
     elif settings.source == "file":
         if settings.source_file is None:
             raise ConfigError(f"{env_name('source_file')}: required when {env_name('source')}=file")
-        from recommender.sources.file import FileSource
+        from recommender.input.file import FileSource
 
         source = FileSource(settings.source_file)
     elif settings.source == "dcgm":
         source = build_dcgm_source(settings)
     else:
-        from recommender.sources.prometheus import PromClient, PrometheusSource
+        from recommender.input.prometheus import PromClient, PrometheusSource
 
         headers: dict[str, str] = {}
         if settings.prometheus_bearer_token_file is not None:
@@ -172,7 +172,7 @@ class KubeResolver:
 
     def __call__(self, namespace: str, pod: str) -> Any:
         if self._graph is None or self.clock() - self._loaded > self.max_age:
-            from recommender.sources.kube import load_inventory
+            from recommender.input.kube import load_inventory
 
             try:
                 self._graph = load_inventory(self.api_client).graph
@@ -232,8 +232,8 @@ def build_dcgm_source(settings: RecommenderSettings) -> LockedDcgmSource:
     pods are resolved to workloads through the cluster's owner chain when a cluster is reachable."""
     if not settings.dcgm_urls:
         raise ConfigError(f"{env_name('dcgm_urls')}: required when {env_name('source')}=dcgm")
-    from recommender.sources.dcgm_scrape import DcgmScrapeSource
-    from recommender.sources.local_store import SeriesStore
+    from recommender.input.dcgm_scrape import DcgmScrapeSource
+    from recommender.input.local_store import SeriesStore
 
     resolver = None
     try:
@@ -264,10 +264,10 @@ def kube_api_client(kubeconfig: Path | None) -> Any:
 
 def build_store(settings: RecommenderSettings, api_client: Any = None) -> RecommendationStore:
     if settings.store == "crd":
-        from recommender.store.crd import CrdStore
+        from recommender.output.store.crd import CrdStore
 
         return CrdStore(api_client or kube_api_client(settings.kubeconfig), settings.store_namespace)
-    from recommender.store.jsonfile import JsonFileStore
+    from recommender.output.store.jsonfile import JsonFileStore
 
     return JsonFileStore(settings.store_file)
 

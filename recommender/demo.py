@@ -25,14 +25,14 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import WorkloadRef
 from podsizer.api.quantity import format_resource
-from recommender.output import Report, render
+from recommender.input.demo import build_demo_dataset
+from recommender.model.aggregate import aggregate, owner_graph
+from recommender.model.raw import PodInfo, RawDataset
+from recommender.output.report import Report, render
+from recommender.output.store import JsonFileStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
 from recommender.sizing.policy import SizingPolicy
-from recommender.sources.demo import build_demo_dataset
-from recommender.store import JsonFileStore
-from recommender.usage.aggregate import aggregate, owner_graph
-from recommender.usage.raw import PodInfo, RawDataset
 
 DEFAULT_WORKLOAD = "shop/Deployment/storefront"
 

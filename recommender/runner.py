@@ -21,10 +21,11 @@ from typing import Any, Protocol
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, Recommendation
+from podsizer.owners import Skipped
 from recommender.leader import Leadership
 from recommender.metrics import RecommenderMetrics
-from recommender.model import MetricsSource, Progress, Skipped, SourceError, UsageSnapshot
-from recommender.store.base import RecommendationStore, StoreError
+from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
+from recommender.output.store.base import RecommendationStore, StoreError
 
 log = logging.getLogger("podsizer.runner")
 

@@ -24,7 +24,8 @@ from podsizer.api.resource import (
     SizingMode,
     Window,
 )
-from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, Skipped, UsageSnapshot
+from podsizer.owners import Skipped
+from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.bounds import policy_for
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low

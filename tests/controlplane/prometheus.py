@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from recommender.usage.openmetrics import backfill, write_dataset
-from recommender.usage.raw import RawDataset
+from recommender.input.openmetrics import backfill, write_dataset
+from recommender.model.raw import RawDataset
 from tests.integration.prometheus import server
 
 PROMTOOL = "/usr/bin/promtool"

@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from podsizer.api import recommendation_from_resource
-from recommender.sources.demo import build_demo_dataset
+from recommender.input.demo import build_demo_dataset
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import create_objects, ensure_namespace

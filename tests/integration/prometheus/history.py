@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from podsizer.api import WorkloadRef
+from recommender.input.openmetrics import DcgmStyle
 from recommender.model import Autoscaler, FloatArray, NodeInfo
-from recommender.usage.openmetrics import DcgmStyle
-from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
 MI = 2**20
 GI = 2**30

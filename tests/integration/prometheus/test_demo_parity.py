@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from recommender.input.demo import build_demo_dataset
+from recommender.input.openmetrics import backfill, write_dataset
+from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import GpuUsage, UsageSnapshot
-from recommender.sources.demo import build_demo_dataset
-from recommender.sources.prometheus import PromClient, PrometheusSource
-from recommender.usage.aggregate import aggregate
-from recommender.usage.openmetrics import backfill, write_dataset
+from recommender.model.aggregate import aggregate
 
 from .conftest import PROMTOOL
 from .server import running_prometheus

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
+from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import ContainerUsage, FloatArray, GpuUsage, SourceError, UsageSnapshot
-from recommender.sources.prometheus import PromClient, PrometheusSource
 
 from .conftest import Served
 from .history import GI, MI, NOTEBOOK_UUID

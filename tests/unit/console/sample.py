@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from podsizer.api.identity import WorkloadRef
 from console.data import (
     Chart,
     ContainerRow,
@@ -25,6 +24,7 @@ from console.data import (
     StaticConsoleData,
     WorkloadRow,
 )
+from podsizer.api.identity import WorkloadRef
 from recommender.sizing.waste import WasteFinding
 
 MIB = 1024.0 * 1024.0

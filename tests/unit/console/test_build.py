@@ -7,16 +7,16 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from podsizer.api.identity import WorkloadRef
 from console.build import build_console_data, workload_mode
 from console.data import StaticConsoleData
 from console.demo import DemoConsoleData
+from podsizer.api.identity import WorkloadRef
 from recommender.model import NodeInfo
+from recommender.model.aggregate import aggregate
+from recommender.model.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
 from recommender.sizing.policy import SizingPolicy
-from recommender.usage.aggregate import aggregate
-from recommender.usage.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
 
 MIB = 1024.0 * 1024.0
 END = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

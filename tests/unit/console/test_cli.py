@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from recommender.config import ConfigError
 from console.cli import add_arguments, load_settings
+from recommender.config import ConfigError
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -11,8 +11,8 @@ import pytest
 
 from podsizer.api import WorkloadRef
 from recommender.model import Quantiles, UsageSnapshot
-from recommender.usage.aggregate import aggregate, clip, resample_max
-from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.aggregate import aggregate, clip, resample_max
+from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
 START = datetime(2026, 11, 25, tzinfo=UTC)
 T0 = START.timestamp()

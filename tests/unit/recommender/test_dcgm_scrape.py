@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from podsizer.api import WorkloadRef
-from recommender.identity import OwnerGraph, PodOwner
-from recommender.sources.dcgm_scrape import DcgmScrapeSource, normalize_labels, parse_exposition
-from recommender.sources.local_store import SeriesStore
+from podsizer.owners import OwnerGraph, PodOwner
+from recommender.input.dcgm_scrape import DcgmScrapeSource, normalize_labels, parse_exposition
+from recommender.input.local_store import SeriesStore
 
 FIXTURES = Path("/work/shared/fixtures")
 SAMPLE = (FIXTURES / "dcgm-sample.txt").read_text()

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
+from recommender.input.demo import DemoSource, build_demo_dataset
+from recommender.input.file import dataset_to_json
 from recommender.model import GpuUsage, UsageSnapshot
-from recommender.sources.demo import DemoSource, build_demo_dataset
-from recommender.sources.file import dataset_to_json
-from recommender.usage.aggregate import aggregate
+from recommender.model.aggregate import aggregate
 
 NOW = datetime(2026, 12, 2, 14, 7, 31, tzinfo=UTC)
 

@@ -11,10 +11,10 @@ import numpy as np
 import orjson
 import pytest
 
+from recommender.input.demo import build_demo_dataset
+from recommender.input.file import FileSource, dataset_to_json, dump_dataset, load_dataset, parse_dataset
 from recommender.model import SourceError
-from recommender.sources.demo import build_demo_dataset
-from recommender.sources.file import FileSource, dataset_to_json, dump_dataset, load_dataset, parse_dataset
-from recommender.usage.aggregate import aggregate
+from recommender.model.aggregate import aggregate
 
 NOW = datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
 

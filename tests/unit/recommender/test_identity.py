@@ -3,8 +3,7 @@
 import pytest
 
 from podsizer.api import WorkloadRef
-from recommender.identity import OwnerGraph, PodOwner
-from recommender.model import Skipped
+from podsizer.owners import OwnerGraph, PodOwner, Skipped
 
 GRAPH = OwnerGraph.build(
     pods=[

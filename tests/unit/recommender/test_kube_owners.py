@@ -13,8 +13,9 @@ from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.rest import RESTResponse
 
 from podsizer.api import WorkloadRef
-from recommender.model import Skipped, SourceError
-from recommender.sources.kube import KubeInventory, load_inventory
+from podsizer.owners import Skipped
+from recommender.input.kube import KubeInventory, load_inventory
+from recommender.model import SourceError
 
 _API_VERSIONS = {
     "ReplicaSet": "apps/v1",

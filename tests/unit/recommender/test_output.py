@@ -18,8 +18,8 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
-from recommender.model import Skipped
-from recommender.output import CSV_COLUMNS, Report, render, truncate
+from podsizer.owners import Skipped
+from recommender.output.report import CSV_COLUMNS, Report, render, truncate
 from recommender.sizing.cost import CostItem, CostReport
 from recommender.sizing.waste import WasteFinding
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recommender.input.prometheus.client import MAX_POINTS_PER_SERIES, PromClient, parse_matrix, step_for
 from recommender.model import SourceError
-from recommender.sources.prometheus.client import MAX_POINTS_PER_SERIES, PromClient, parse_matrix, step_for
 
 URL = "http://prom.example:9090"
 END = datetime(2026, 12, 1, tzinfo=UTC)

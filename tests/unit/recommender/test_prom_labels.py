@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recommender.sources.prometheus.labels import decode_labels, is_spot, ksm_label_name, resource_name
-from recommender.sources.prometheus.source import gpu_id
-from recommender.usage.openmetrics import ksm_name
+from recommender.input.openmetrics import ksm_name
+from recommender.input.prometheus.labels import decode_labels, is_spot, ksm_label_name, resource_name
+from recommender.input.prometheus.source import gpu_id
 
 
 @pytest.mark.parametrize(

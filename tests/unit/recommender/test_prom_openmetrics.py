@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from recommender.usage.openmetrics import BLOCK_SECONDS, dataset_families, window_text, write_dataset
-from recommender.usage.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from recommender.input.openmetrics import BLOCK_SECONDS, dataset_families, window_text, write_dataset
+from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 END = START + timedelta(hours=5)

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from podsizer.api import WorkloadRef
-from recommender.sources.prometheus import PromClient, PrometheusSource
-from recommender.sources.prometheus.queries import MARK
+from recommender.input.prometheus import PromClient, PrometheusSource
+from recommender.input.prometheus.queries import MARK
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from recommender.input.prometheus.stats import container_stats, pod_steps, series_stats
 from recommender.model import FloatArray
-from recommender.sources.prometheus.stats import container_stats, pod_steps, series_stats
 
 
 def arr(*xs: float) -> FloatArray:

@@ -13,10 +13,11 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
+from podsizer.owners import Skipped
 from recommender.metrics import RecommenderMetrics, serve_metrics
-from recommender.model import Progress, Skipped, SourceError, UsageSnapshot
+from recommender.model import Progress, SourceError, UsageSnapshot
+from recommender.output.store import StoreError
 from recommender.runner import Runner, backoff_delay
-from recommender.store import StoreError
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 Bounds = Mapping[WorkloadRef, tuple[ContainerPolicy, ...]]

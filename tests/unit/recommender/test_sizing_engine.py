@@ -15,13 +15,13 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
+from podsizer.owners import Skipped
 from recommender.model import (
     Autoscaler,
     ContainerUsage,
     GpuUsage,
     NodeInfo,
     Quantiles,
-    Skipped,
     TimeSeries,
     UsageSnapshot,
     WorkloadDemand,

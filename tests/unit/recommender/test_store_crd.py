@@ -11,7 +11,7 @@ from kubernetes.client.exceptions import ApiException
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
-from recommender.store import CrdStore, StoreError
+from recommender.output.store import CrdStore, StoreError
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 G, V, P = "podsizer.io", "v1alpha1", "recommendations"

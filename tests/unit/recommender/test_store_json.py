@@ -18,7 +18,7 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
-from recommender.store import JsonFileStore, StoreError
+from recommender.output.store import JsonFileStore, StoreError
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -26,7 +26,7 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
-from recommender.store.base import StoreError, bounds_of
+from recommender.output.store.base import StoreError, bounds_of
 
 log = logging.getLogger("podsizer.store")
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
-from recommender.usage.aggregate import aggregate, clip
-from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.aggregate import aggregate, clip
+from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
 MIB = float(1024 * 1024)
 GIB = 1024 * MIB

@@ -26,19 +26,18 @@ import numpy as np
 import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
-from recommender.identity import OwnerGraph, PodOwner
+from podsizer.owners import OwnerGraph, PodOwner, Skipped
 from recommender.model import (
     ActivitySignal,
     ContainerUsage,
     FloatArray,
     GpuUsage,
     Quantiles,
-    Skipped,
     TimeSeries,
     UsageSnapshot,
     WorkloadDemand,
 )
-from recommender.usage.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 
 ACTIVITY_STEP_SECONDS = 300.0
 DEMAND_STEP_SECONDS = 3600.0

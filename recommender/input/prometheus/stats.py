@@ -7,9 +7,9 @@ from typing import Literal
 
 import numpy as np
 
+from recommender.input.prometheus.client import Labels
+from recommender.input.prometheus.queries import QUANTILES
 from recommender.model import FloatArray
-from recommender.sources.prometheus.client import Labels
-from recommender.sources.prometheus.queries import QUANTILES
 
 ContainerKey = tuple[str, str, str]
 Stats = dict[str, float]

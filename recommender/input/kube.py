@@ -12,9 +12,9 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from podsizer.api import quantity
-from recommender.identity import OwnerGraph, PodOwner
+from podsizer.owners import OwnerGraph, PodOwner
 from recommender.model import SourceError
-from recommender.usage.raw import OwnerLink, PodInfo
+from recommender.model.raw import OwnerLink, PodInfo
 
 PAGE_SIZE = 500
 

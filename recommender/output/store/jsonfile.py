@@ -31,7 +31,7 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
-from recommender.store.base import StoreError, bounds_of, merge_for_update
+from recommender.output.store.base import StoreError, bounds_of, merge_for_update
 
 log = logging.getLogger("podsizer.store")
 

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from recommender.model import FloatArray
-from recommender.usage.raw import GpuSamples, RawDataset
+from recommender.model.raw import GpuSamples, RawDataset
 
 BLOCK_SECONDS = 7200
 """promtool cuts blocks at 2 h boundaries; one file per block keeps its cost linear (FACTS.md)."""

@@ -1,8 +1,8 @@
 """Recommendation stores: a JSON file when standalone, the Recommendation custom resource in a cluster."""
 
-from recommender.store.base import RecommendationStore, StoreError, merge_for_update
-from recommender.store.crd import CrdStore
-from recommender.store.jsonfile import LIST_API_VERSION, LIST_KIND, JsonFileStore
+from recommender.output.store.base import RecommendationStore, StoreError, merge_for_update
+from recommender.output.store.crd import CrdStore
+from recommender.output.store.jsonfile import LIST_API_VERSION, LIST_KIND, JsonFileStore
 
 __all__ = [
     "LIST_API_VERSION",

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -129,14 +130,6 @@ class WorkloadDemand:
     workload: WorkloadRef
     cpu_cores: TimeSeries
     memory_bytes: TimeSeries
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """Something a source or policy left out, with a reason a person can read."""
-
-    subject: str
-    reason: str
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,11 @@ from typing import Literal
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
-from recommender.identity import OwnerGraph, PodOwner
+from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from recommender.input.prometheus import queries as q
+from recommender.input.prometheus.client import InstantResult, Labels, PromClient, RangeResult, step_for
+from recommender.input.prometheus.labels import decode_labels, is_spot, resource_name
+from recommender.input.prometheus.stats import ContainerKey, Stats, container_stats, pod_steps
 from recommender.model import (
     ActivitySignal,
     Autoscaler,
@@ -24,15 +28,10 @@ from recommender.model import (
     NodeInfo,
     Progress,
     Quantiles,
-    Skipped,
     TimeSeries,
     UsageSnapshot,
     WorkloadDemand,
 )
-from recommender.sources.prometheus import queries as q
-from recommender.sources.prometheus.client import InstantResult, Labels, PromClient, RangeResult, step_for
-from recommender.sources.prometheus.labels import decode_labels, is_spot, resource_name
-from recommender.sources.prometheus.stats import ContainerKey, Stats, container_stats, pod_steps
 
 _QUANTILE_FIELDS = ("p50", "p90", "p95", "p99", "max", "mean")
 _NONE = {"", "<none>"}
@@ -490,7 +489,7 @@ class _Assembler:
             if math.isfinite(v):
                 fb[gpu_id(lab)[0]][lab.get(q.MARK, "")] = v
 
-        # One GpuUsage per (workload, container, pod), like recommender.usage.aggregate: activity is the
+        # One GpuUsage per (workload, container, pod), like recommender.model.aggregate: activity is the
         # mean over the pod's GPUs of their per-GPU statistics and framebuffer use is summed over them
         # (both >= the exact per-time-step mean/sum, so sizing errs towards keeping GPUs).
         groups: dict[tuple[WorkloadRef, str, str], list[_GpuId]] = defaultdict(list)

@@ -22,7 +22,8 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.listdoc import list_document
 from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
-from recommender.model import Skipped, UsageSnapshot
+from podsizer.owners import Skipped
+from recommender.model import UsageSnapshot
 
 if TYPE_CHECKING:
     from recommender.sizing.cost import CostReport

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef, is_deployer_or_hook_pod
-from recommender.model import Skipped
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something a source or policy left out, with a reason a person can read."""
+
+    subject: str
+    reason: str
+
 
 # Intermediate controllers whose own controller is the workload.
 _INTERMEDIATE = {"ReplicaSet", "ReplicationController"}

@@ -48,8 +48,8 @@ import orjson
 from podsizer.api import quantity
 from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, SourceError, UsageSnapshot
-from recommender.usage.aggregate import aggregate, clip
-from recommender.usage.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.aggregate import aggregate, clip
+from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
 FORMAT = "podsizer-raw/v1"
 _NUMERIC = {int, float, type(None)}

@@ -20,11 +20,11 @@ import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from podsizer.api.identity import WorkloadRef
-from recommender.identity import OwnerGraph
-from recommender.model import FloatArray, Progress, Skipped, SourceError, UsageSnapshot
-from recommender.sources.local_store import SeriesStore
-from recommender.usage.aggregate import aggregate_gpus
-from recommender.usage.raw import GpuSamples
+from podsizer.owners import OwnerGraph, Skipped
+from recommender.input.local_store import SeriesStore
+from recommender.model import FloatArray, Progress, SourceError, UsageSnapshot
+from recommender.model.aggregate import aggregate_gpus
+from recommender.model.raw import GpuSamples
 
 Resolver = Callable[[str, str], WorkloadRef | Skipped]
 

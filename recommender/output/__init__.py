@@ -1,0 +1,1 @@
+"""Recommender outputs: the Recommendation stores and the reports a person reads."""

@@ -1,1 +1,0 @@
-"""Raw per-pod samples and their aggregation into the usage model (demo, file and benchmark paths)."""
