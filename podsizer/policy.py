@@ -1,0 +1,31 @@
+"""The policy in force for the pod plan: limit policy, GPU opt-in default, confidence floor, default mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Mode = Literal["off", "dry-run", "auto"]
+MODES: tuple[Mode, ...] = ("off", "dry-run", "auto")
+LimitPolicy = Literal["keep-ratio", "cap", "leave", "recommended"]
+LIMIT_POLICIES: tuple[LimitPolicy, ...] = ("keep-ratio", "cap", "leave", "recommended")
+
+
+@dataclass(frozen=True)
+class PlanPolicy:
+    """Configuration that shapes what a pod gets; every process builds it from the same settings.
+
+    limit_policy    keep-ratio (limit scales with the request), cap (raise a limit only when the new
+                    request exceeds it), leave (never touch limits), recommended (write the
+                    Recommendation's own limits)
+    gpu_resize      default for podsizer.io/gpu (keep | resize): may GPU counts and MIG slices change
+    allow_mig_swap  with GPU resize on, replace nvidia.com/gpu by the suggested MIG slice
+    min_confidence  container recommendations below this confidence are not applied
+    default_mode    mode when neither pod, workload nor namespace sets one
+    """
+
+    limit_policy: LimitPolicy = "keep-ratio"
+    gpu_resize: bool = False
+    allow_mig_swap: bool = False
+    min_confidence: float = 0.0
+    default_mode: Mode = "dry-run"
