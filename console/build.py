@@ -10,7 +10,6 @@ from datetime import datetime
 import numpy as np
 
 from console.data import (
-    MODES,
     Chart,
     ChartUnit,
     ContainerRow,
@@ -30,16 +29,17 @@ from console.data import (
     StaticConsoleData,
     WorkloadRow,
 )
+from podsizer import modes
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import parse
 from podsizer.api.resource import Recommendation
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.policy import Mode as PlanMode
+from podsizer.policy import PlanPolicy
 from recommender.model import FloatArray, UsageSnapshot
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.sizing.engine import RecommendationRun
 
-MODE_ANNOTATION = "podsizer.io/mode"
-EXCLUDE_ANNOTATION = "podsizer.io/exclude"
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
@@ -55,20 +55,17 @@ def _graph(raw: RawDataset) -> OwnerGraph:
     )
 
 
-def workload_mode(pods: Sequence[PodInfo], default: Mode) -> tuple[Mode, str]:
-    """The workload's mode from its pods' annotations (the pod template copies the workload's)."""
-    for p in sorted(pods, key=lambda p: p.name):
-        if p.annotations.get(EXCLUDE_ANNOTATION, "").lower() == "true":
-            return "off", f"{EXCLUDE_ANNOTATION} annotation"
-    for p in sorted(pods, key=lambda p: p.name):
-        value = p.annotations.get(MODE_ANNOTATION)
-        if value is None:
-            continue
-        for mode in MODES:
-            if value == mode:
-                return mode, f"{MODE_ANNOTATION} annotation"
-        return default, f"invalid {MODE_ANNOTATION} {value!r}; default {default}"
-    return default, "default"
+def workload_mode(pods: Sequence[PodInfo], default: PlanMode) -> tuple[Mode, str]:
+    """The webhook's decision for the workload's pods (they share its template), by podsizer.modes.resolve:
+    "excluded" when a pod opts out, else the first pod (by name) that sets a mode, else the default."""
+    policy = PlanPolicy(default_mode=default)
+    found = [
+        modes.resolve(policy, modes.Meta(p.labels, p.annotations)) for p in sorted(pods, key=lambda p: p.name)
+    ]
+    if any(r.excluded_by is not None for r in found):
+        return "excluded", f"{modes.EXCLUDE_KEY} on the pod"
+    chosen = next((r for r in found if r.mode_source != "default"), found[0] if found else None)
+    return (chosen.mode, chosen.describe()) if chosen is not None else (default, "default")
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, float]:
@@ -88,7 +85,7 @@ def _workload_rows(
     recs: Sequence[Recommendation],
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
-    default_mode: Mode,
+    default_mode: PlanMode,
 ) -> tuple[WorkloadRow, ...]:
     rows: list[WorkloadRow] = []
     for rec in sorted(recs, key=lambda r: r.target):
@@ -253,7 +250,7 @@ def build_console_data(
     run: RecommendationRun,
     now: datetime,
     *,
-    default_mode: Mode = "dry-run",
+    default_mode: PlanMode = "dry-run",
 ) -> StaticConsoleData:
     """All console values of one run; pods that resolve to no workload (deployer/hook...) are skipped."""
     graph = _graph(raw)

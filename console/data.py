@@ -12,8 +12,8 @@ from podsizer.api.resource import SizingMode
 from recommender.model import FloatArray
 from recommender.sizing.waste import WasteFinding
 
-Mode = Literal["off", "dry-run", "auto"]
-MODES: tuple[Mode, ...] = ("off", "dry-run", "auto")
+Mode = Literal["off", "dry-run", "auto", "excluded"]  # what the webhook does to the workload's pods
+MODES: tuple[Mode, ...] = ("off", "dry-run", "auto", "excluded")
 ChartUnit = Literal["cores", "bytes", "ratio", "MiB"]
 
 

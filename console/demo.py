@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from console.build import build_console_data
-from console.data import Mode, StaticConsoleData
+from console.data import StaticConsoleData
+from podsizer.policy import Mode
 from recommender.input.demo import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable

@@ -168,7 +168,7 @@ def overview_page(o: OverviewOut) -> str:
     note = (
         '<p class="note">Requests are per pod; "saved" is (now &minus; recommended) &times; pods, '
         "negative where the "
-        "workload needs more. Mode: what the webhook does (off, dry-run, auto).</p>"
+        "workload needs more. Mode: what the webhook does (off, dry-run, auto, excluded).</p>"
     )
     return _layout("Overview", "overview", o.meta, cards + note + table + skipped)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from recommender.model import FloatArray
+from recommender.model.timegrid import bucket_index
 
 
 def downsample_max(
@@ -24,7 +25,7 @@ def downsample_max(
         return [float(t) for t in ts], [float(v) if np.isfinite(v) else None for v in vs]
     start, end = float(ts.min()), float(ts.max())
     width = (end - start) / points or 1.0
-    bucket = np.minimum(((ts - start) / width).astype(np.int64), points - 1)
+    bucket = np.minimum(bucket_index(ts, start, width), points - 1)
     finite = np.isfinite(vs)
     peaks = np.full(points, -np.inf)
     np.maximum.at(peaks, bucket[finite], vs[finite])

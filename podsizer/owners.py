@@ -1,11 +1,67 @@
-"""Maps pods to workloads through their controller owner chain, excluding deployer/hook and unowned pods."""
+"""The one owner resolver: pod -> workload through its controller chain (DESIGN.md "Workload identity").
+
+Every part of podsizer resolves pods here. The input is what a pod says about itself (`PodFacts`: name,
+controller reference, labels, annotations) and a `ControllerLookup` that answers "which controller owns
+this ReplicaSet / ReplicationController". Two lookups exist: the webhook's watched `OwnerCache` (from
+ownerReferences, apiVersion included) and the recommender's `OwnerGraph` (kube-state-metrics series or the
+Kubernetes API). `OwnerGraph.resolve` and `webhook.owners.resolve_workload` are thin adapters over `resolve`.
+
+The chain:
+
+    Pod -> ReplicaSet (apps) -> Deployment (apps) | Rollout (argoproj.io)
+    Pod -> ReplicationController (core group) -> DeploymentConfig (apps.openshift.io)
+    Pod -> StatefulSet | DaemonSet (apps)
+
+API groups: a reference with an apiVersion must name the group above for its kind ("v1" is the core
+group; a JSON ownerReference without apiVersion reads as "", the core group). A reference whose
+`api_version` is None comes from a source that does not carry one (kube-state-metrics' kube_pod_owner and
+kube_replicaset_owner have owner_kind only): it matches on kind alone.
+
+When the lookup has no entry for the pod's ReplicaSet or ReplicationController (cache not synced yet,
+object already deleted, series missing), the pod's own labels decide:
+- ReplicaSet `<name>-<hash>`: label rollouts-pod-template-hash=<hash> gives Rollout <name>, label
+  pod-template-hash=<hash> gives Deployment <name>. With both or neither, the candidates (the stripped
+  names, else the name without its last `-` part) are offered, Deployment before Rollout, to the
+  caller's `exists` predicate (the webhook's Recommendation snapshot); without a match the pod is skipped.
+- ReplicationController: annotation openshift.io/deployment-config.name, else label deploymentconfig.
+
+Not workloads, returned as `Skipped` with the reason: OpenShift deployer and hook pods
+(`is_deployer_or_hook_pod`), mirror (static) pods, pods without a controller, pods of Argo Experiments
+and AnalysisRuns, Jobs and CronJobs (not supported yet), any other controller kind or API group.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
 
-from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef, is_deployer_or_hook_pod
+from podsizer.api.identity import WorkloadRef, is_deployer_or_hook_pod
+from podsizer.modes import MIRROR_ANNOTATION
+
+POD_TEMPLATE_HASH = "pod-template-hash"
+ROLLOUT_TEMPLATE_HASH = "rollouts-pod-template-hash"
+DC_NAME_ANNOTATION = "openshift.io/deployment-config.name"
+DC_LABEL = "deploymentconfig"
+
+DEPLOYER_OR_HOOK = "OpenShift deployer or hook pod"
+NO_OWNER_INFORMATION = "no owner information for this pod"
+NO_CONTROLLER = "pod has no controller (bare or static pod)"
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+# API group of each kind a pod's controller may be, and of each workload an intermediate may belong to.
+_POD_CONTROLLERS: Mapping[str, str] = MappingProxyType(
+    {"ReplicaSet": "apps", "ReplicationController": "", "StatefulSet": "apps", "DaemonSet": "apps"}
+)
+_PARENTS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "ReplicaSet": MappingProxyType({"Deployment": "apps", "Rollout": "argoproj.io"}),
+        "ReplicationController": MappingProxyType({"DeploymentConfig": "apps.openshift.io"}),
+    }
+)
+_ARGO_NOT_WORKLOADS = frozenset({"Experiment", "AnalysisRun"})
+_LATER = frozenset({"Job", "CronJob"})
 
 
 @dataclass(frozen=True)
@@ -16,19 +72,162 @@ class Skipped:
     reason: str
 
 
-# Intermediate controllers whose own controller is the workload.
-_INTERMEDIATE = {"ReplicaSet", "ReplicationController"}
-# What may own each intermediate controller, as a workload of ours.
-_ALLOWED_PARENTS = {
-    "ReplicaSet": {"Deployment", "Rollout"},
-    "ReplicationController": {"DeploymentConfig"},
-}
-_DIRECT = {"StatefulSet", "DaemonSet"}
+@dataclass(frozen=True, slots=True)
+class ControllerRef:
+    """An object's controller owner reference; api_version None: the source did not say (kind-only match)."""
+
+    api_version: str | None
+    kind: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """What a pod says about itself. `name` may be the generateName at admission; `described` False: the
+    source has no record of the pod beyond its name."""
+
+    namespace: str
+    name: str | None
+    controller: ControllerRef | None
+    labels: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    annotations: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    described: bool = True
+
+
+class ControllerLookup(Protocol):
+    """Answers which controller owns a ReplicaSet or ReplicationController, from memory."""
+
+    def get(self, namespace: str, kind: str, name: str) -> ControllerRef | None: ...
+
+
+def controller_ref(
+    controller: object, api_version: object, kind: object, name: object
+) -> ControllerRef | None:
+    """One owner reference's fields -> a ControllerRef when it is the controller (controller True, string
+    kind and name); a missing or non-string apiVersion reads as "" (the API server always sets one)."""
+    if controller is True and isinstance(kind, str) and isinstance(name, str):
+        return ControllerRef(api_version if isinstance(api_version, str) else "", kind, name)
+    return None
+
+
+def controller_of(obj: Mapping[str, object]) -> ControllerRef | None:
+    """The controller ownerReference of an API object in its JSON form (metadata.ownerReferences)."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    for r in refs if isinstance(refs, list) else ():
+        if isinstance(r, Mapping):
+            ref = controller_ref(r.get("controller"), r.get("apiVersion"), r.get("kind"), r.get("name"))
+            if ref is not None:
+                return ref
+    return None
+
+
+def _in_group(ref: ControllerRef, group: str) -> bool:
+    """True when `ref` is in API group `group` ("" is the core group) or does not say (no apiVersion)."""
+    v = ref.api_version
+    if v is None:
+        return True
+    return v[len(group) : len(group) + 1] == "/" and v.startswith(group) if group else "/" not in v
+
+
+def _not_in_group(ref: ControllerRef, expected: str) -> str:
+    group, slash, _ = (ref.api_version or "").partition("/")
+    group = group if slash else ""
+    return f"{ref.kind}/{ref.name} is in API group {group or 'core'!r}, expected {expected or 'core'!r}"
+
+
+def resolve(
+    pod: PodFacts, lookup: ControllerLookup, exists: Callable[[WorkloadRef], bool] | None = None
+) -> WorkloadRef | Skipped:
+    """The pod's workload, or a Skipped saying why it is not one of ours."""
+    if is_deployer_or_hook_pod(pod.name, pod.labels, pod.annotations):
+        return _skip(pod, DEPLOYER_OR_HOOK)
+    if not pod.described:
+        return _skip(pod, NO_OWNER_INFORMATION)
+    if MIRROR_ANNOTATION in pod.annotations:
+        return _skip(pod, "mirror pod (a static pod the kubelet runs)")
+    ref = pod.controller
+    if ref is None or not ref.kind or not ref.name:
+        return _skip(pod, NO_CONTROLLER)
+    expected = _POD_CONTROLLERS.get(ref.kind)
+    if expected is None:
+        return _skip(pod, _unsupported_pod_controller(ref.kind))
+    if not _in_group(ref, expected):
+        return _skip(pod, f"owner {_not_in_group(ref, expected)}")
+    if ref.kind in _PARENTS:
+        return _via_intermediate(pod, ref, lookup, exists)
+    return WorkloadRef(pod.namespace, ref.kind, ref.name)
+
+
+def _unsupported_pod_controller(kind: str) -> str:
+    if kind in _ARGO_NOT_WORKLOADS:
+        return f"Argo {kind} pod: not a workload"
+    if kind in _LATER:
+        return f"unsupported owner kind {kind} (Jobs and CronJobs are not supported yet)"
+    return f"unsupported owner kind {kind}"
+
+
+def _via_intermediate(
+    pod: PodFacts, ref: ControllerRef, lookup: ControllerLookup, exists: Callable[[WorkloadRef], bool] | None
+) -> WorkloadRef | Skipped:
+    parent = lookup.get(pod.namespace, ref.kind, ref.name)
+    if parent is None:
+        found = (
+            _from_hash_labels(pod.namespace, ref.name, pod.labels, exists)
+            if ref.kind == "ReplicaSet"
+            else _from_dc_marker(pod.namespace, pod.labels, pod.annotations)
+        )
+        return found or _skip(pod, f"owner {ref.kind}/{ref.name} has no known controller")
+    expected = _PARENTS[ref.kind].get(parent.kind)
+    if expected is None:
+        why = " (Argo Experiment pods are not workloads)" if parent.kind in _ARGO_NOT_WORKLOADS else ""
+        return _skip(pod, f"owner {ref.kind}/{ref.name} is controlled by unsupported kind {parent.kind}{why}")
+    if not _in_group(parent, expected):
+        return _skip(pod, f"owner {ref.kind}/{ref.name} is controlled by {_not_in_group(parent, expected)}")
+    return WorkloadRef(pod.namespace, parent.kind, parent.name)
+
+
+def _strip_suffix(name: str, suffix: str | None) -> str | None:
+    if suffix and name.endswith("-" + suffix) and len(name) > len(suffix) + 1:
+        return name[: -(len(suffix) + 1)]
+    return None
+
+
+def _from_hash_labels(
+    namespace: str, rs: str, labels: Mapping[str, str], exists: Callable[[WorkloadRef], bool] | None
+) -> WorkloadRef | None:
+    rollout = _strip_suffix(rs, labels.get(ROLLOUT_TEMPLATE_HASH))
+    deployment = _strip_suffix(rs, labels.get(POD_TEMPLATE_HASH))
+    if rollout and not deployment:
+        return WorkloadRef(namespace, "Rollout", rollout)
+    if deployment and not rollout:
+        return WorkloadRef(namespace, "Deployment", deployment)
+    if exists is None:
+        return None
+    candidates = [c for c in (rollout, deployment) if c] or ([rs.rsplit("-", 1)[0]] if "-" in rs else [])
+    for name in candidates:
+        for kind in ("Deployment", "Rollout"):
+            ref = WorkloadRef(namespace, kind, name)
+            if exists(ref):
+                return ref
+    return None
+
+
+def _from_dc_marker(
+    namespace: str, labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> WorkloadRef | None:
+    dc = annotations.get(DC_NAME_ANNOTATION) or labels.get(DC_LABEL)
+    return WorkloadRef(namespace, "DeploymentConfig", dc) if dc else None
+
+
+def _skip(pod: PodFacts, reason: str) -> Skipped:
+    return Skipped(f"{pod.namespace}/pod/{pod.name}", reason)
 
 
 @dataclass(frozen=True)
 class PodOwner:
-    """What a pod says about itself: its controller owner reference, labels and annotations."""
+    """A pod as kube-state-metrics describes it: controller owner kind and name (no apiVersion), labels,
+    annotations."""
 
     namespace: str
     pod: str
@@ -37,50 +236,44 @@ class PodOwner:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
 
+    def facts(self) -> PodFacts:
+        """The resolver's view: a kind-only controller reference."""
+        kind, name = self.owner_kind, self.owner_name
+        ref = ControllerRef(None, kind, name) if kind and name else None
+        return PodFacts(self.namespace, self.pod, ref, self.labels, self.annotations)
+
 
 @dataclass(frozen=True)
 class OwnerGraph:
-    """Pod and controller owner links of one cluster snapshot; immutable once built."""
+    """Pods and ReplicaSet/ReplicationController controller links of one cluster snapshot; immutable once
+    built. It is the `ControllerLookup` of the recommender's sources."""
 
-    pods: Mapping[tuple[str, str], PodOwner]
-    links: Mapping[tuple[str, str, str], tuple[str, str]]
+    pods: Mapping[tuple[str, str], PodFacts]
+    links: Mapping[tuple[str, str, str], ControllerRef]
 
     @staticmethod
     def build(
         pods: list[PodOwner],
         links: list[tuple[str, str, str, str, str]],
     ) -> OwnerGraph:
-        """links: (namespace, kind, name, owner_kind, owner_name) of ReplicaSets and RCs."""
-        return OwnerGraph(
-            pods={(p.namespace, p.pod): p for p in pods},
-            links={(ns, kind, name): (ok, on) for ns, kind, name, ok, on in links},
+        """kube-state-metrics-style data; links: (namespace, kind, name, owner_kind, owner_name)."""
+        return OwnerGraph.of(
+            (p.facts() for p in pods),
+            ((ns, kind, name, ControllerRef(None, ok, on)) for ns, kind, name, ok, on in links),
         )
+
+    @staticmethod
+    def of(pods: Iterable[PodFacts], links: Iterable[tuple[str, str, str, ControllerRef]]) -> OwnerGraph:
+        """Resolver facts; links: (namespace, kind, name, controller) of ReplicaSets and RCs."""
+        return OwnerGraph(
+            pods=MappingProxyType({(p.namespace, p.name or ""): p for p in pods}),
+            links=MappingProxyType({(ns, kind, name): ref for ns, kind, name, ref in links}),
+        )
+
+    def get(self, namespace: str, kind: str, name: str) -> ControllerRef | None:
+        return self.links.get((namespace, kind, name))
 
     def resolve(self, namespace: str, pod: str) -> WorkloadRef | Skipped:
         """The pod's workload, or a Skipped saying why it is not one of ours."""
-        subject = f"{namespace}/pod/{pod}"
-        info = self.pods.get((namespace, pod))
-        if info is None:
-            if is_deployer_or_hook_pod(pod):
-                return Skipped(subject, "OpenShift deployer or hook pod")
-            return Skipped(subject, "no owner information for this pod")
-        if is_deployer_or_hook_pod(pod, info.labels, info.annotations):
-            return Skipped(subject, "OpenShift deployer or hook pod")
-        kind, name = info.owner_kind, info.owner_name
-        if not kind or not name:
-            return Skipped(subject, "pod has no controller (bare or static pod)")
-        if kind in _DIRECT:
-            return WorkloadRef(namespace, kind, name)
-        if kind in _INTERMEDIATE:
-            parent = self.links.get((namespace, kind, name))
-            if parent is None:
-                return Skipped(subject, f"owner {kind}/{name} has no known controller")
-            parent_kind, parent_name = parent
-            if parent_kind not in _ALLOWED_PARENTS[kind]:
-                return Skipped(
-                    subject, f"owner {kind}/{name} is controlled by unsupported kind {parent_kind}"
-                )
-            return WorkloadRef(namespace, parent_kind, parent_name)
-        if kind in SUPPORTED_KINDS:
-            return WorkloadRef(namespace, kind, name)
-        return Skipped(subject, f"unsupported owner kind {kind}")
+        facts = self.pods.get((namespace, pod)) or PodFacts(namespace, pod, None, described=False)
+        return resolve(facts, self)

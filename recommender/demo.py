@@ -189,11 +189,11 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     """Run the whole demo, printing each step, and return what it produced."""
     from certs.generate import generate_bundle, write_bundle
     from certs.reload import ReloadingTLS
+    from podsizer.settings import WebhookSettings
     from webhook.app import create_app
     from webhook.cluster import OwnerCache
     from webhook.file_store import FileStoreLoader
     from webhook.server import ServerThread
-    from webhook.settings import load_settings
     from webhook.store import SnapshotHolder
 
     now = datetime.now(UTC).replace(second=0, microsecond=0)
@@ -217,13 +217,11 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     print("\n== 2. The admission webhook, over TLS, serving from that store\n")
     tls_dir = out / "tls"
     write_bundle(generate_bundle("podsizer-webhook", "podsizer", ip_addresses=["127.0.0.1"]), tls_dir)
-    settings = load_settings(
-        {
-            "store": "file",
-            "store_file": store_file,
-            "tls_cert_file": tls_dir / "tls.crt",
-            "tls_key_file": tls_dir / "tls.key",
-        }
+    settings = WebhookSettings(
+        store="json",
+        store_file=store_file,
+        tls_cert_file=tls_dir / "tls.crt",
+        tls_key_file=tls_dir / "tls.key",
     )
     holder = SnapshotHolder()
     loader = FileStoreLoader(store_file, holder, lambda: datetime.now(UTC))

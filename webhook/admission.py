@@ -6,46 +6,37 @@ import base64
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 
 from podsizer.api import Recommendation, WorkloadRef, is_deployer_or_hook_pod
-from webhook.calculators import (
-    AnnotationsCalculator,
-    CalcOptions,
-    Calculator,
-    Change,
-    ContainerSlot,
-    GpuCalculator,
-    ResourcesCalculator,
-    changes_to_patch,
-    default_calculators,
-)
-from webhook.calculators.base import SlotCalculator, container_slots, containers_shape
-from webhook.modes import MIRROR_ANNOTATION, MetadataLookup, Mode, effective_mode, excluded
+from podsizer.modes import MIRROR_ANNOTATION, MetadataLookup, Resolved, opted_out, resolve
+from podsizer.plan import EXCLUDED, mode_skip, plan_pod, pod_metadata
+from podsizer.podspec import Change, containers_shape
+from podsizer.policy import PlanPolicy
 from webhook.owners import OwnerLookup, resolve_workload
 from webhook.patch import Op, PatchBuilder
 from webhook.store import SnapshotProvider
 from webhook.wire import AdmissionRequest, AdmissionReview, build_response
+from webhook.writer import changes_to_patch, write_record
 
 log = logging.getLogger("podsizer.webhook")
 
 DECISION_CACHE_SIZE = 4096
-_CACHEABLE_CALCULATORS = (ResourcesCalculator, GpuCalculator)
 ActiveMode = Literal["auto", "dry-run"]
 Outcome = Literal["applied", "dry-run", "skipped", "error"]
 
 
 @dataclass(frozen=True)
 class AdmissionConfig:
-    """The configuration the decision depends on."""
+    """The configuration the decision depends on: the plan's policy (default mode included) and the
+    namespaces never mutated."""
 
-    default_mode: Mode = "dry-run"
+    policy: PlanPolicy = field(default_factory=PlanPolicy)
     excluded_namespaces: frozenset[str] = frozenset({"kube-system"})
-    options: CalcOptions = field(default_factory=CalcOptions)
 
 
 @dataclass(frozen=True)
@@ -62,7 +53,7 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class _Cached:
-    """A decision for one (Recommendation object, mode, pod shape), with its patch already encoded."""
+    """A decision for one (Recommendation object, mode, GPU opt-in, pod shape), its patch already encoded."""
 
     rec: Recommendation  # held, so id(rec) in the key cannot be reused by another object
     decision: Decision
@@ -100,17 +91,6 @@ class DecisionCache:
         return len(self._entries)
 
 
-SlotFn = Callable[[Mapping[str, Any], Sequence[ContainerSlot], Recommendation, CalcOptions], list[Change]]
-
-
-def _slot_fn(calc: Calculator) -> SlotFn:
-    if isinstance(calc, SlotCalculator):
-        changes_for = calc.changes_for
-        return lambda pod, slots, rec, opts: changes_for(slots, rec, opts)
-    changes = calc.changes
-    return lambda pod, slots, rec, opts: changes(pod, rec, opts)
-
-
 def _annotations_state(pod: Mapping[str, Any]) -> int:
     """What the annotation op needs created: 0 /metadata and below, 1 /metadata/annotations, 2 nothing."""
     meta = pod.get("metadata")
@@ -127,19 +107,6 @@ def _skip(reason: str, workload: WorkloadRef | None = None) -> Decision:
     return Decision("skipped", reason, workload=workload)
 
 
-def _str_map(value: Any) -> Mapping[str, str]:
-    """The labels/annotations as text; a decoded JSON object of strings is used as it is (read only)."""
-    if type(value) is dict:
-        for k, v in value.items():
-            if type(k) is not str or type(v) is not str:
-                break
-        else:
-            return value
-    if not isinstance(value, Mapping):
-        return {}
-    return {str(k): str(v) for k, v in value.items()}
-
-
 def _is_pod_create(req: Mapping[str, Any]) -> bool:
     kind = req.get("kind")
     return (
@@ -154,7 +121,7 @@ def _is_pod_create(req: Mapping[str, Any]) -> bool:
 
 
 class Admitter:
-    """Owner resolver + calculators + annotation, reading only in-memory caches."""
+    """Owner resolver + pod plan + patch, reading only in-memory caches."""
 
     def __init__(
         self,
@@ -162,29 +129,14 @@ class Admitter:
         snapshots: SnapshotProvider,
         owners: OwnerLookup,
         metadata: MetadataLookup,
-        calculators: Sequence[Calculator] | None = None,
-        annotations: AnnotationsCalculator | None = None,
         cache_size: int = DECISION_CACHE_SIZE,
     ) -> None:
-        """`cache_size` 0 turns the decision cache off; it is only used with the built-in calculators."""
+        """`cache_size` 0 turns the decision cache off."""
         self.config = config
         self.snapshots = snapshots
         self.owners = owners
         self.metadata = metadata
-        self.annotations = annotations or AnnotationsCalculator()
         self.cache = DecisionCache(cache_size) if cache_size > 0 else None
-        self.calculators = list(calculators) if calculators is not None else default_calculators()
-
-    @property
-    def calculators(self) -> list[Calculator]:
-        return self._calculators
-
-    @calculators.setter
-    def calculators(self, value: Sequence[Calculator]) -> None:
-        self._calculators = list(value)
-        self._slot_fns = [_slot_fn(c) for c in self._calculators]
-        # Only the built-in calculators are known to read nothing but the slots the cache key holds.
-        self._cacheable = all(type(c) in _CACHEABLE_CALCULATORS for c in self._calculators)
 
     def decide(self, req: AdmissionRequest) -> Decision:
         return self._decide(req)[0]
@@ -194,18 +146,20 @@ class Admitter:
         decision = self._decide_uncached_prefix(req)
         if isinstance(decision, Decision):
             return decision, None
-        pod, workload, mode, rec = decision
-        cache = self.cache if self._cacheable and type(self.annotations) is AnnotationsCalculator else None
+        pod, workload, resolved, rec = decision
+        cache = self.cache
         shape = containers_shape(pod) if cache is not None else None
         key: Hashable | None = None
         if cache is not None and shape is not None:
-            # The pod's annotations and labels are not in the key: they only decide the skips and the mode
-            # above, and the annotation op is the same whether or not podsizer.io/* keys already exist.
-            key = (id(rec), mode, self.config.options, _annotations_state(pod), shape)
+            # The plan reads the pod's containers, the policy, the Recommendation and what the metadata
+            # resolved to (mode, GPU opt-in); the pod's labels/annotations only decide those, and the
+            # annotation op is the same whether or not podsizer.io/* keys already exist.
+            mode, gpu = resolved.mode, resolved.gpu_resize
+            key = (id(rec), mode, gpu, self.config.policy, _annotations_state(pod), shape)
             hit = cache.get(key)
             if hit is not None and hit.rec is rec and hit.decision.workload == workload:
                 return hit.decision, hit.encoded_patch
-        result = self._calculate(pod, container_slots(pod), workload, mode, rec)
+        result = self._apply(pod, workload, resolved, rec)
         if key is None or cache is None:
             return result, None
         encoded = _encode(result.patch)
@@ -214,8 +168,8 @@ class Admitter:
 
     def _decide_uncached_prefix(
         self, req: AdmissionRequest
-    ) -> Decision | tuple[Mapping[str, Any], WorkloadRef, ActiveMode, Recommendation]:
-        """Everything up to the store lookup: a skip, or what the calculators need."""
+    ) -> Decision | tuple[Mapping[str, Any], WorkloadRef, Resolved, Recommendation]:
+        """Everything up to the store lookup: a skip, or what the plan needs."""
         if not _is_pod_create(req):
             return _skip("not-a-pod-create")
         pod: Mapping[str, Any] = req["object"] or {}
@@ -224,66 +178,50 @@ class Admitter:
         namespace = req.get("namespace") or meta.get("namespace")
         if not isinstance(namespace, str) or not namespace:
             return _skip("no-namespace")
-        labels, annotations = _str_map(meta.get("labels")), _str_map(meta.get("annotations"))
+        own = pod_metadata(pod)
         if namespace in self.config.excluded_namespaces:
             return _skip("excluded-namespace")
-        if MIRROR_ANNOTATION in annotations:
+        if MIRROR_ANNOTATION in own.annotations:
             return _skip("mirror-pod")
         name = meta.get("name") or meta.get("generateName")
-        if is_deployer_or_hook_pod(name if isinstance(name, str) else None, labels, annotations):
+        if is_deployer_or_hook_pod(name if isinstance(name, str) else None, own.labels, own.annotations):
             return _skip("deployer-or-hook-pod")
-        if excluded(annotations, labels):
-            return _skip("excluded-pod")
+        if opted_out(own):  # before owner resolution: an opted-out pod costs nothing more
+            return _skip(EXCLUDED["pod"])
         ns_meta = self.metadata.namespace(namespace)
-        if ns_meta is not None and excluded(ns_meta.labels, ns_meta.annotations):
-            return _skip("excluded-namespace")
+        if opted_out(ns_meta):
+            return _skip(EXCLUDED["namespace"])
         snapshot = self.snapshots.current()
         workload = resolve_workload(pod, namespace, self.owners, snapshot)
         if workload is None:
             return _skip("no-workload")
-        wl_meta = self.metadata.workload(workload)
-        if wl_meta is not None and excluded(wl_meta.annotations, wl_meta.labels):
-            return _skip("excluded-workload", workload)
-        mode = effective_mode(
-            self.config.default_mode,
-            annotations,
-            wl_meta,
-            ns_meta,
-            ("pod", str(workload), f"namespace {namespace}"),
-        )
-        if mode == "off":
-            return _skip("mode-off", workload)
+        resolved = resolve(self.config.policy, own, self.metadata.workload(workload), ns_meta)
+        skip = mode_skip(resolved)
+        if skip is not None:
+            return _skip(skip, workload)
         if snapshot is None:
             return _skip("store-not-loaded", workload)
         rec = snapshot.get(workload)
         if rec is None:
             return _skip("no-recommendation", workload)
-        return pod, workload, mode, rec
+        return pod, workload, resolved, rec
 
-    def _calculate(
-        self,
-        pod: Mapping[str, Any],
-        slots: Sequence[ContainerSlot],
-        workload: WorkloadRef,
-        mode: ActiveMode,
-        rec: Recommendation,
+    def _apply(
+        self, pod: Mapping[str, Any], workload: WorkloadRef, resolved: Resolved, rec: Recommendation
     ) -> Decision:
-        names = {slot.name for slot in slots}
-        matched = [c for c in rec.containers if c.name in names]
-        if not matched:
-            return _skip("no-matching-container", workload)
-        opts = self.config.options
-        if all(c.low_confidence or c.confidence < opts.min_confidence for c in matched):
-            return _skip("low-confidence", workload)
-        changes = [ch for fn in self._slot_fns for ch in fn(pod, slots, rec, opts)]
-        if not changes:
-            return _skip("no-change", workload)
+        """The plan's changes as a patch (auto) and the record of them (auto and dry-run)."""
+        plan = plan_pod(pod, rec, self.config.policy, resolved)
+        if plan.skip is not None:
+            if plan.detail:
+                log.warning("%s: %s: %s", workload, plan.skip, plan.detail)
+            return _skip(plan.skip, workload)
+        mode: ActiveMode = "auto" if plan.mode == "auto" else "dry-run"
         builder = PatchBuilder(pod)
         if mode == "auto":
-            changes_to_patch(builder, changes)
-        self.annotations.apply(builder, changes, rec, mode)
+            changes_to_patch(builder, plan.changes)
+        write_record(builder, plan.changes, rec, mode)
         outcome: Outcome = "applied" if mode == "auto" else "dry-run"
-        return Decision(outcome, outcome, tuple(builder.ops), workload, rec.name, tuple(changes))
+        return Decision(outcome, outcome, tuple(builder.ops), workload, rec.name, plan.changes)
 
     def review(self, review: AdmissionReview) -> tuple[AdmissionReview, Decision]:
         """The reply for an envelope-checked review; any internal error becomes allowed without a patch."""

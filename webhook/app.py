@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 
 import orjson
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from podsizer.modes import MetadataLookup, NoMetadata
+from podsizer.policy import PlanPolicy
+from podsizer.settings import WebhookSettings
 from webhook.admission import AdmissionConfig, Admitter, Decision
-from webhook.calculators import CalcOptions, Calculator
 from webhook.metrics import WebhookMetrics
-from webhook.modes import MetadataLookup, NoMetadata
 from webhook.owners import OwnerLookup
-from webhook.settings import WebhookSettings
 from webhook.store import SnapshotProvider
 from webhook.wire import ADMISSION_API_VERSION, ADMISSION_KIND, BadReview, parse_review
 
@@ -55,19 +55,16 @@ async def _read_body(request: Request, cap: int) -> bytes:
     return b"".join(chunks)
 
 
+def plan_policy(settings: WebhookSettings) -> PlanPolicy:
+    """The pod plan's policy from the webhook's settings."""
+    return settings.plan_policy()
+
+
 def admitter_for(
-    settings: WebhookSettings,
-    snapshots: SnapshotProvider,
-    owners: OwnerLookup,
-    metadata: MetadataLookup,
-    calculators: Sequence[Calculator] | None = None,
+    settings: WebhookSettings, snapshots: SnapshotProvider, owners: OwnerLookup, metadata: MetadataLookup
 ) -> Admitter:
-    config = AdmissionConfig(
-        default_mode=settings.default_mode,
-        excluded_namespaces=settings.excluded_namespace_set,
-        options=CalcOptions(settings.limit_policy, settings.allow_mig_swap, settings.min_confidence),
-    )
-    return Admitter(config, snapshots, owners, metadata, calculators)
+    config = AdmissionConfig(plan_policy(settings), settings.excluded_namespace_set)
+    return Admitter(config, snapshots, owners, metadata)
 
 
 def _log_decision(uid: str, decision: Decision, dry_run: bool) -> None:
@@ -95,10 +92,9 @@ def create_app(
     metrics_registry: CollectorRegistry,
     clock: Callable[[], datetime],
     metadata: MetadataLookup | None = None,
-    calculators: Sequence[Calculator] | None = None,
 ) -> FastAPI:
     """Build the app; nothing global: the caller owns the store, caches, registry and clock."""
-    admitter = admitter_for(settings, snapshot_provider, owner_cache, metadata or NoMetadata(), calculators)
+    admitter = admitter_for(settings, snapshot_provider, owner_cache, metadata or NoMetadata())
     metrics = WebhookMetrics(metrics_registry, snapshot_provider, clock)
     cap = settings.max_body_bytes
     app = FastAPI(title="podsizer webhook", docs_url=None, redoc_url=None, openapi_url=None)

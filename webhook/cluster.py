@@ -11,19 +11,11 @@ from types import MappingProxyType
 from typing import Any
 
 from podsizer.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
+from podsizer.owners import ControllerRef, controller_of
 from webhook.informer import Informer, WatchLike
 from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
 
 log = logging.getLogger("podsizer.webhook.cluster")
-
-
-@dataclass(frozen=True)
-class ControllerRef:
-    """The controller ownerReference of an object."""
-
-    api_version: str
-    kind: str
-    name: str
 
 
 @dataclass(frozen=True)
@@ -32,17 +24,6 @@ class ObjectMeta:
 
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-
-
-def controller_of(obj: Mapping[str, Any]) -> ControllerRef | None:
-    meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
-    for ref in refs if isinstance(refs, list) else []:
-        if isinstance(ref, dict) and ref.get("controller") is True:
-            kind, name = ref.get("kind"), ref.get("name")
-            if isinstance(kind, str) and isinstance(name, str):
-                return ControllerRef(str(ref.get("apiVersion", "")), kind, name)
-    return None
 
 
 def _meta_of(obj: Mapping[str, Any]) -> ObjectMeta:

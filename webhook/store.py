@@ -17,6 +17,7 @@ from podsizer.api import (
     recommendation_from_resource,
 )
 from podsizer.api.listdoc import ListDocumentError, list_items
+from podsizer.api.resource import object_name
 
 log = logging.getLogger("podsizer.webhook.store")
 
@@ -87,8 +88,7 @@ def parse_items(items: Iterable[Any], where: str) -> tuple[list[Recommendation],
         try:
             recs.append(recommendation_from_resource(item))
         except (RecommendationError, ValueError, TypeError, KeyError) as exc:
-            name = item.get("metadata", {}).get("name") if isinstance(item, dict) else None
-            reason = f"{where}[{i}] ({name or 'unnamed'}): {exc}"
+            reason = f"{where}[{i}] ({object_name(item)}): {exc}"
             # A Recommendation is created first and its status written next: no status yet is normal.
             pending = isinstance(item, dict) and item.get("status") is None
             level = logging.DEBUG if pending else logging.WARNING

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 
 from kubernetes.utils import parse_quantity
 
 MIB = 1024 * 1024
+INT64_MAX = 2**63 - 1
+# apimachinery's resource.Quantity syntax; the CRD carries the same pattern for every quantity it holds.
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+_QUANTITY = re.compile(QUANTITY_PATTERN)
 
 
 def parse(value: str | int | float) -> float:
@@ -49,3 +57,20 @@ def format_resource(resource: str, value: float) -> str:
 def as_decimal(value: str) -> Decimal:
     """Exact parse for comparisons where float rounding would matter."""
     return Decimal(parse_quantity(value))
+
+
+def checked_quantity(resource: str, value: str) -> Decimal:
+    """A well-formed, non-negative, int64-safe quantity (cpu counted in milli-units); ValueError says why."""
+    if not _QUANTITY.fullmatch(value):
+        raise ValueError(f"invalid Kubernetes quantity {value!r}")
+    try:
+        exact = Decimal(parse_quantity(value))
+    except (ValueError, ArithmeticError) as exc:
+        raise ValueError(f"invalid Kubernetes quantity {value!r}") from exc
+    if exact < 0:
+        raise ValueError(f"quantity {value!r} is negative")
+    limit = Decimal(INT64_MAX) / 1000 if resource == "cpu" else Decimal(INT64_MAX)
+    if exact > limit:
+        unit = "milli-units" if resource == "cpu" else "base units"
+        raise ValueError(f"quantity {value!r} is over 2^63-1 {unit}")
+    return exact

@@ -1,18 +1,31 @@
-"""The Recommendation resource (podsizer.io/v1alpha1): frozen domain values and their one wire codec."""
+"""The Recommendation resource (podsizer.io/v1alpha1): frozen domain values and their one codec."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from datetime import datetime
+from typing import Any, Literal
 
-from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef
-from podsizer.api.quantity import parse
+from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
 
-API_GROUP = "podsizer.io"
-API_VERSION = "v1alpha1"
-KIND = "Recommendation"
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.quantity import format_resource, parse
+from podsizer.api.wire import API_GROUP as API_GROUP
+from podsizer.api.wire import API_VERSION as API_VERSION
+from podsizer.api.wire import KIND as KIND
+from podsizer.api.wire import (
+    ContainerWire,
+    FieldPathError,
+    ForecastWire,
+    GpuWire,
+    PolicyWire,
+    RecommendationWire,
+)
+
 PLURAL = "recommendations"
 
 SizingMode = Literal["static", "autopilot"]
@@ -92,6 +105,7 @@ class Recommendation:
     forecast: Forecast | None = None
     policy: tuple[ContainerPolicy, ...] = ()
     resource_version: str | None = None
+    cluster: str | None = None
 
     @property
     def name(self) -> str:
@@ -105,228 +119,200 @@ class Recommendation:
         return next((c for c in self.containers if c.name == name), None)
 
 
-def _rfc3339(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _error(exc: ValidationError) -> RecommendationError:
+    """The first error, as `path.to[0].field: what is wrong`."""
+    detail: ErrorDetails = exc.errors(include_url=False)[0]
+    # Input locations use aliases; the encoder's use Python names: camelCase both.
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{to_camel(p)}" for p in detail["loc"]).lstrip(".")
+    cause = (detail.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldPathError):
+        path = f"{path}.{cause.path}".lstrip(".")
+    if isinstance(cause, ValueError):
+        message = str(cause)
+    elif detail["type"] == "missing":
+        message = "required"
+    elif detail["type"] in ("model_type", "dict_type"):
+        message = f"expected an object, got {type(detail['input']).__name__}"
+    else:
+        message = f"{detail['msg']}, got {_short(detail['input'])}"
+    return RecommendationError(f"{path or KIND}: {message}")
 
 
-def _parse_time(value: Any, where: str) -> datetime:
-    if not isinstance(value, str):
-        raise RecommendationError(f"{where}: expected an RFC 3339 time string, got {value!r}")
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _validate(obj: Any) -> RecommendationWire:
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise RecommendationError(f"{where}: invalid RFC 3339 time {value!r}") from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+        return RecommendationWire.model_validate(obj)
+    except ValidationError as exc:
+        raise _error(exc) from None
 
 
-def _bounds_to_wire(values: Mapping[str, float]) -> dict[str, str]:
-    from podsizer.api.quantity import format_resource
+def _whole(value: float) -> int | float:
+    """A float that holds a whole number as an int (what the wire carries); NaN and infinities stay as
+    they are, for the wire model to reject with the field's name."""
+    return int(value) if math.isfinite(value) else value
 
-    return {k: format_resource(k, v) for k, v in values.items()}
+
+def _bounds_to_wire(values: Mapping[str, float]) -> dict[str, str] | None:
+    return {k: format_resource(k, v) for k, v in values.items()} or None
+
+
+def _container_fields(c: ContainerRecommendation) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "requests": dict(c.requests),
+        "limits": dict(c.limits),
+        "confidence": round(c.confidence, 4),
+        "low_confidence": c.low_confidence,
+        "reason": c.reason,
+    }
+
+
+def _gpu_fields(g: GpuRecommendation) -> dict[str, Any]:
+    return {
+        "model": g.model,
+        "allocated": g.allocated,
+        "sm_active_p95": round(g.sm_active_p95, 4),
+        "fb_used_max_bytes": g.fb_used_max_bytes,
+        "idle": g.idle,
+        "activity_signal": g.activity_signal,
+        "idle_since": g.idle_since,
+        "suggested_resource": g.suggested_resource,
+        "hourly_cost": None if g.hourly_cost is None else round(g.hourly_cost, 6),
+        "wasted_hourly_cost": None if g.wasted_hourly_cost is None else round(g.wasted_hourly_cost, 6),
+    }
+
+
+def _forecast_fields(f: Forecast) -> dict[str, Any]:
+    return {
+        "horizon_days": f.horizon_days,
+        "cpu_cores_peak": round(f.cpu_cores_peak, 6),
+        "memory_bytes_peak": _whole(f.memory_bytes_peak),
+        "method": f.method,
+    }
+
+
+def _policy_fields(rec: Recommendation) -> dict[str, Any] | None:
+    if not rec.policy:
+        return None
+    return {
+        "containers": [
+            {
+                "container_name": p.container,
+                "min_allowed": _bounds_to_wire(p.min_allowed),
+                "max_allowed": _bounds_to_wire(p.max_allowed),
+            }
+            for p in rec.policy
+        ]
+    }
+
+
+def _fields(rec: Recommendation) -> dict[str, Any]:
+    """The wire model's fields (by their Python names) for a domain value, rounded as the wire keeps them."""
+    t = rec.target
+    return {
+        "metadata": {
+            "name": rec.name,
+            "namespace": rec.namespace,
+            "resource_version": rec.resource_version or None,
+        },
+        "spec": {
+            "target_ref": {"api_version": t.api_version, "kind": t.kind, "name": t.name},
+            "resource_policy": _policy_fields(rec),
+        },
+        "status": {
+            "cluster": rec.cluster,
+            "generated_at": rec.generated_at,
+            "window": {"start": rec.window.start, "end": rec.window.end, "samples": rec.window.samples},
+            "sizing_mode": rec.sizing_mode,
+            "reason": rec.reason,
+            "containers": [_container_fields(c) for c in rec.containers],
+            "gpu": None if rec.gpu is None else _gpu_fields(rec.gpu),
+            "forecast": None if rec.forecast is None else _forecast_fields(rec.forecast),
+        },
+    }
 
 
 def recommendation_to_resource(rec: Recommendation) -> dict[str, Any]:
-    """Domain value -> the Kubernetes object (also the JSON file store's element)."""
-    status: dict[str, Any] = {
-        "generatedAt": _rfc3339(rec.generated_at),
-        "window": {
-            "start": _rfc3339(rec.window.start),
-            "end": _rfc3339(rec.window.end),
-            "samples": rec.window.samples,
-        },
-        "sizingMode": rec.sizing_mode,
-        "reason": rec.reason,
-        "containers": [
-            {
-                "name": c.name,
-                "requests": dict(c.requests),
-                "limits": dict(c.limits),
-                "confidence": round(c.confidence, 4),
-                "lowConfidence": c.low_confidence,
-                "reason": c.reason,
-            }
-            for c in rec.containers
-        ],
-    }
-    if rec.gpu is not None:
-        g = rec.gpu
-        gpu: dict[str, Any] = {
-            "model": g.model,
-            "allocated": g.allocated,
-            "smActiveP95": round(g.sm_active_p95, 4),
-            "fbUsedMaxBytes": g.fb_used_max_bytes,
-            "idle": g.idle,
-            "activitySignal": g.activity_signal,
-        }
-        if g.idle_since is not None:
-            gpu["idleSince"] = _rfc3339(g.idle_since)
-        if g.suggested_resource is not None:
-            gpu["suggestedResource"] = g.suggested_resource
-        if g.hourly_cost is not None:
-            gpu["hourlyCost"] = round(g.hourly_cost, 6)
-        if g.wasted_hourly_cost is not None:
-            gpu["wastedHourlyCost"] = round(g.wasted_hourly_cost, 6)
-        status["gpu"] = gpu
-    if rec.forecast is not None:
-        f = rec.forecast
-        status["forecast"] = {
-            "horizonDays": f.horizon_days,
-            "cpuCoresPeak": round(f.cpu_cores_peak, 6),
-            "memoryBytesPeak": int(f.memory_bytes_peak),
-            "method": f.method,
-        }
-    spec: dict[str, Any] = {
-        "targetRef": {
-            "apiVersion": rec.target.api_version,
-            "kind": rec.target.kind,
-            "name": rec.target.name,
-        }
-    }
-    if rec.policy:
-        spec["resourcePolicy"] = {
-            "containers": [
-                {
-                    "containerName": p.container,
-                    **({"minAllowed": _bounds_to_wire(p.min_allowed)} if p.min_allowed else {}),
-                    **({"maxAllowed": _bounds_to_wire(p.max_allowed)} if p.max_allowed else {}),
-                }
-                for p in rec.policy
-            ]
-        }
-    metadata: dict[str, Any] = {"name": rec.name, "namespace": rec.namespace}
-    if rec.resource_version:
-        metadata["resourceVersion"] = rec.resource_version
-    return {
-        "apiVersion": f"{API_GROUP}/{API_VERSION}",
-        "kind": KIND,
-        "metadata": metadata,
-        "spec": spec,
-        "status": status,
-    }
+    """Domain value -> the Kubernetes object (also the JSON file store's element).
+
+    The value is checked against the contract first: RecommendationError names the field it breaks.
+    """
+    try:
+        fields = _fields(rec)
+    except ValueError as exc:  # a bound that cannot be formatted as a quantity
+        raise RecommendationError(f"spec.resourcePolicy: {exc}") from exc
+    return _validate(fields).model_dump(by_alias=True, exclude_none=True)
 
 
-def _mapping(obj: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(obj, Mapping):
-        raise RecommendationError(f"{where}: expected an object, got {type(obj).__name__}")
-    return cast(Mapping[str, Any], obj)
+def _container(c: ContainerWire) -> ContainerRecommendation:
+    return ContainerRecommendation(
+        name=c.name,
+        requests=dict(c.requests or {}),
+        limits=dict(c.limits or {}),
+        confidence=float(c.confidence),
+        reason=c.reason,
+        low_confidence=c.low_confidence,
+    )
 
 
-def _quantities(obj: Any, where: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in _mapping(obj or {}, where).items():
-        try:
-            parse(value)
-        except ValueError as exc:
-            raise RecommendationError(f"{where}.{key}: {exc}") from exc
-        out[str(key)] = str(value)
-    return out
+def _gpu(g: GpuWire) -> GpuRecommendation:
+    return GpuRecommendation(
+        model=g.model,
+        allocated=g.allocated,
+        sm_active_p95=float(g.sm_active_p95),
+        fb_used_max_bytes=g.fb_used_max_bytes,
+        idle=g.idle,
+        idle_since=g.idle_since,
+        suggested_resource=g.suggested_resource,
+        hourly_cost=None if g.hourly_cost is None else float(g.hourly_cost),
+        wasted_hourly_cost=None if g.wasted_hourly_cost is None else float(g.wasted_hourly_cost),
+        activity_signal=g.activity_signal,
+    )
 
 
-def _bounds(obj: Any, where: str) -> dict[str, float]:
-    return {k: parse(v) for k, v in _quantities(obj, where).items()}
+def _forecast(f: ForecastWire) -> Forecast:
+    return Forecast(
+        horizon_days=float(f.horizon_days),
+        cpu_cores_peak=float(f.cpu_cores_peak),
+        memory_bytes_peak=float(f.memory_bytes_peak),
+        method=f.method,
+    )
+
+
+def _policy(p: PolicyWire) -> ContainerPolicy:
+    return ContainerPolicy(
+        container=p.container_name,
+        min_allowed={k: parse(v) for k, v in (p.min_allowed or {}).items()},
+        max_allowed={k: parse(v) for k, v in (p.max_allowed or {}).items()},
+    )
 
 
 def recommendation_from_resource(obj: Any) -> Recommendation:
     """The Kubernetes object -> domain value; RecommendationError names the first bad field."""
-    root = _mapping(obj, "Recommendation")
-    if root.get("kind", KIND) != KIND:
-        raise RecommendationError(f"kind: expected {KIND!r}, got {root.get('kind')!r}")
-    meta = _mapping(root.get("metadata"), "metadata")
-    namespace = meta.get("namespace")
-    if not isinstance(namespace, str) or not namespace:
-        raise RecommendationError("metadata.namespace: required")
-    spec = _mapping(root.get("spec"), "spec")
-    ref = _mapping(spec.get("targetRef"), "spec.targetRef")
-    kind, name = ref.get("kind"), ref.get("name")
-    if kind not in SUPPORTED_KINDS:
-        raise RecommendationError(f"spec.targetRef.kind: unsupported workload kind {kind!r}")
-    if not isinstance(name, str) or not name:
-        raise RecommendationError("spec.targetRef.name: required")
-    target = WorkloadRef(namespace, str(kind), name)
-
-    policies: list[ContainerPolicy] = []
-    rp = spec.get("resourcePolicy")
-    if rp is not None:
-        for i, p in enumerate(_mapping(rp, "spec.resourcePolicy").get("containers") or []):
-            where = f"spec.resourcePolicy.containers[{i}]"
-            p = _mapping(p, where)
-            policies.append(
-                ContainerPolicy(
-                    container=str(p.get("containerName", "*")),
-                    min_allowed=_bounds(p.get("minAllowed"), f"{where}.minAllowed"),
-                    max_allowed=_bounds(p.get("maxAllowed"), f"{where}.maxAllowed"),
-                )
-            )
-
-    status = _mapping(root.get("status"), "status")
-    window = _mapping(status.get("window"), "status.window")
-    mode = status.get("sizingMode")
-    if mode not in ("static", "autopilot"):
-        raise RecommendationError(f"status.sizingMode: expected static or autopilot, got {mode!r}")
-    containers: list[ContainerRecommendation] = []
-    raw_containers = status.get("containers") or []
-    if not isinstance(raw_containers, Sequence) or isinstance(raw_containers, str):
-        raise RecommendationError("status.containers: expected a list")
-    for i, c in enumerate(raw_containers):
-        where = f"status.containers[{i}]"
-        c = _mapping(c, where)
-        cname = c.get("name")
-        if not isinstance(cname, str) or not cname:
-            raise RecommendationError(f"{where}.name: required")
-        confidence = c.get("confidence", 0.0)
-        if not isinstance(confidence, int | float) or not 0.0 <= float(confidence) <= 1.0:
-            raise RecommendationError(f"{where}.confidence: expected a number in [0, 1], got {confidence!r}")
-        containers.append(
-            ContainerRecommendation(
-                name=cname,
-                requests=_quantities(c.get("requests"), f"{where}.requests"),
-                limits=_quantities(c.get("limits"), f"{where}.limits"),
-                confidence=float(confidence),
-                reason=str(c.get("reason", "")),
-                low_confidence=bool(c.get("lowConfidence", False)),
-            )
-        )
-    gpu = None
-    if status.get("gpu") is not None:
-        g = _mapping(status["gpu"], "status.gpu")
-        gpu = GpuRecommendation(
-            model=str(g.get("model", "")),
-            allocated=int(g.get("allocated", 0)),
-            sm_active_p95=float(g.get("smActiveP95", 0.0)),
-            fb_used_max_bytes=int(g.get("fbUsedMaxBytes", 0)),
-            idle=bool(g.get("idle", False)),
-            idle_since=_parse_time(g["idleSince"], "status.gpu.idleSince") if g.get("idleSince") else None,
-            suggested_resource=g.get("suggestedResource"),
-            hourly_cost=float(g["hourlyCost"]) if g.get("hourlyCost") is not None else None,
-            wasted_hourly_cost=(
-                float(g["wastedHourlyCost"]) if g.get("wastedHourlyCost") is not None else None
-            ),
-            activity_signal=str(g.get("activitySignal", "SM_ACTIVE")),
-        )
-    forecast = None
-    if status.get("forecast") is not None:
-        f = _mapping(status["forecast"], "status.forecast")
-        forecast = Forecast(
-            horizon_days=float(f.get("horizonDays", 7)),
-            cpu_cores_peak=float(f.get("cpuCoresPeak", 0.0)),
-            memory_bytes_peak=float(f.get("memoryBytesPeak", 0.0)),
-            method=str(f.get("method", "")),
-        )
+    wire = _validate(obj)
+    status, ref = wire.status, wire.spec.target_ref
+    policy = wire.spec.resource_policy
     return Recommendation(
-        target=target,
-        generated_at=_parse_time(status.get("generatedAt"), "status.generatedAt"),
-        window=Window(
-            start=_parse_time(window.get("start"), "status.window.start"),
-            end=_parse_time(window.get("end"), "status.window.end"),
-            samples=int(window.get("samples", 0)),
-        ),
-        sizing_mode=cast(SizingMode, mode),
-        containers=tuple(containers),
-        reason=str(status.get("reason", "")),
-        gpu=gpu,
-        forecast=forecast,
-        policy=tuple(policies),
-        resource_version=meta.get("resourceVersion"),
+        target=WorkloadRef(wire.metadata.namespace, ref.kind, ref.name),
+        generated_at=status.generated_at,
+        window=Window(status.window.start, status.window.end, status.window.samples),
+        sizing_mode=status.sizing_mode,
+        containers=tuple(_container(c) for c in status.containers or ()),
+        reason=status.reason,
+        gpu=None if status.gpu is None else _gpu(status.gpu),
+        forecast=None if status.forecast is None else _forecast(status.forecast),
+        policy=tuple(_policy(p) for p in (policy.containers if policy else None) or ()),
+        resource_version=wire.metadata.resource_version,
+        cluster=status.cluster,
     )
+
+
+def object_name(obj: object) -> str:
+    """`namespace/name` of a raw Recommendation object, for the log line that skips it."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    parts = [meta.get(k) if isinstance(meta, Mapping) else None for k in ("namespace", "name")]
+    return "/".join(p if isinstance(p, str) and p else "?" for p in parts)

@@ -22,7 +22,6 @@ Contents (namespaces and workloads; every series has daily + weekly seasonality 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -32,6 +31,7 @@ from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.timegrid import bucket_index, floor_to
 
 MIB = float(1024 * 1024)
 GIB = 1024 * MIB
@@ -141,7 +141,7 @@ class _Builder:
         ts = self.ts if mask is None else self.ts[mask]
         hour = (ts % DAY) / HOUR
         diurnal = 0.5 - 0.5 * np.cos(2 * np.pi * (hour - 2.0) / 24.0)
-        weekday = ((ts // DAY).astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; 0 = Monday
+        weekday = (bucket_index(ts, 0.0, DAY) + 3) % 7  # 1970-01-01 was a Thursday; 0 = Monday
         return np.asarray(diurnal * np.where(weekday >= 5, 0.55, 1.0), dtype=np.float64)
 
     def noisy(self, values: FloatArray, rel: float, spikes: float = 0.0) -> FloatArray:
@@ -602,7 +602,7 @@ def build_demo_dataset(
         raise ValueError(f"days must be >= 1 and step_seconds in 1..3600, got {days}, {step_seconds}")
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
-    end_epoch = math.floor(now.timestamp() / step_seconds) * step_seconds
+    end_epoch = int(floor_to(now.timestamp(), step_seconds))
     n = days * 86400 // step_seconds
     start_epoch = end_epoch - n * step_seconds
     ts = start_epoch + step_seconds * np.arange(n, dtype=np.float64)

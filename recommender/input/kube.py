@@ -1,5 +1,6 @@
-"""Reads pods, ReplicaSets and ReplicationControllers from the Kubernetes API into an OwnerGraph, with
-each pod's node, labels and container requests/limits (base units), using the official client."""
+"""Reads pods, ReplicaSets and ReplicationControllers from the Kubernetes API into an OwnerGraph (the core
+resolver's facts, apiVersions included), with each pod's node, labels and container requests/limits (base
+units), using the official client."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from podsizer.api import quantity
-from podsizer.owners import OwnerGraph, PodOwner
+from podsizer.owners import ControllerRef, OwnerGraph, PodFacts, controller_ref
 from recommender.model import SourceError
 from recommender.model.raw import OwnerLink, PodInfo
 
@@ -48,10 +49,11 @@ def _paged(list_fn: Callable[..., Any], what: str, timeout: float) -> Iterator[A
             return
 
 
-def _controller(meta: Any) -> tuple[str, str] | None:
-    for ref in meta.owner_references or []:
-        if ref.controller:
-            return str(ref.kind), str(ref.name)
+def _controller(meta: Any) -> ControllerRef | None:
+    for r in meta.owner_references or []:
+        ref = controller_ref(r.controller, r.api_version, r.kind, r.name)
+        if ref is not None:
+            return ref
     return None
 
 
@@ -77,33 +79,34 @@ def _resources(
     return requests, limits
 
 
-def _pod_info(pod: Any) -> PodInfo:
+def _pod(pod: Any) -> tuple[PodInfo, PodFacts]:
     meta, spec = pod.metadata, pod.spec
     subject = f"pod {meta.namespace}/{meta.name}"
     containers = list(spec.containers or []) if spec else []
     init = list(spec.init_containers or []) if spec else []
     requests, limits = _resources(containers + init, subject)
     owner = _controller(meta)
-    return PodInfo(
+    info = PodInfo(
         namespace=str(meta.namespace),
         name=str(meta.name),
         node=str(spec.node_name or "") if spec else "",
-        owner_kind=owner[0] if owner else None,
-        owner_name=owner[1] if owner else None,
+        owner_kind=owner.kind if owner else None,
+        owner_name=owner.name if owner else None,
         labels=dict(meta.labels or {}),
         annotations=dict(meta.annotations or {}),
         requests=requests,
         limits=limits,
         init_containers=tuple(str(c.name) for c in init),
     )
+    return info, PodFacts(info.namespace, info.name, owner, info.labels, info.annotations)
 
 
-def _links(items: Iterator[Any], kind: str) -> list[OwnerLink]:
+def _links(items: Iterator[Any], kind: str) -> list[tuple[str, str, str, ControllerRef]]:
     out = []
     for item in items:
         owner = _controller(item.metadata)
         if owner is not None:
-            out.append(OwnerLink(str(item.metadata.namespace), kind, str(item.metadata.name), *owner))
+            out.append((str(item.metadata.namespace), kind, str(item.metadata.name), owner))
     return out
 
 
@@ -112,14 +115,14 @@ def load_inventory(api_client: ApiClient, *, timeout: float = 60.0) -> KubeInven
 
     Failed pods stay in: their metrics history still belongs to their workload."""
     core, apps = CoreV1Api(api_client), AppsV1Api(api_client)
-    pods = tuple(_pod_info(p) for p in _paged(core.list_pod_for_all_namespaces, "pods", timeout))
-    owners = _links(_paged(apps.list_replica_set_for_all_namespaces, "replicasets", timeout), "ReplicaSet")
-    owners += _links(
+    pods = [_pod(p) for p in _paged(core.list_pod_for_all_namespaces, "pods", timeout)]
+    links = _links(_paged(apps.list_replica_set_for_all_namespaces, "replicasets", timeout), "ReplicaSet")
+    links += _links(
         _paged(core.list_replication_controller_for_all_namespaces, "replicationcontrollers", timeout),
         "ReplicationController",
     )
-    graph = OwnerGraph.build(
-        [PodOwner(p.namespace, p.name, p.owner_kind, p.owner_name, p.labels, p.annotations) for p in pods],
-        [(o.namespace, o.kind, o.name, o.owner_kind, o.owner_name) for o in owners],
+    return KubeInventory(
+        tuple(info for info, _ in pods),
+        tuple(OwnerLink(ns, kind, name, ref.kind, ref.name) for ns, kind, name, ref in links),
+        OwnerGraph.of((facts for _, facts in pods), links),
     )
-    return KubeInventory(pods, tuple(owners), graph)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import subprocess
 import uuid
@@ -16,6 +15,7 @@ import numpy as np
 
 from recommender.model import FloatArray
 from recommender.model.raw import GpuSamples, RawDataset
+from recommender.model.timegrid import bucket_index, floor_to
 
 BLOCK_SECONDS = 7200
 """promtool cuts blocks at 2 h boundaries; one file per block keeps its cost linear (FACTS.md)."""
@@ -100,9 +100,9 @@ def window_text(families: Iterable[Family], lo: float, hi: float) -> str:
 
 def block_windows(start: float, end: float) -> list[tuple[float, float]]:
     """The 2 h-aligned windows [lo, hi) covering [start, end]."""
-    first = math.floor(start / BLOCK_SECONDS)
-    last = math.floor(end / BLOCK_SECONDS)
-    return [(k * BLOCK_SECONDS, (k + 1) * BLOCK_SECONDS) for k in range(first, last + 1)]
+    first = floor_to(start, BLOCK_SECONDS)
+    count = int(bucket_index(np.array([end]), first, BLOCK_SECONDS)[0]) + 1
+    return [(first + k * BLOCK_SECONDS, first + (k + 1) * BLOCK_SECONDS) for k in range(count)]
 
 
 def run_forked(jobs: Sequence[int], work: Callable[[int], None], workers: int) -> None:
@@ -315,6 +315,13 @@ def dataset_families(
             "Kubernetes labels converted to Prometheus labels.",
             _const(plabels, g),
         )
+        for container in p.init_containers:
+            fams.add(
+                "kube_pod_init_container_info",
+                "gauge",
+                "Information about an init container in a pod.",
+                _const(base | {"container": container, "image": f"registry.example.com/{container}"}, g),
+            )
         if p.annotations:
             ann = base | {ksm_name(k, "annotation_"): v for k, v in p.annotations.items()}
             fams.add("kube_pod_annotations", "gauge", "Kubernetes annotations converted.", _const(ann, g))

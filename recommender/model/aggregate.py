@@ -1,21 +1,25 @@
 """Turns raw per-pod samples (RawDataset) into the usage model (UsageSnapshot) with vectorised numpy.
 
 Rules:
+- Every source produces a RawDataset and this is the one place it becomes a UsageSnapshot.
 - Every pod is resolved to its workload through `OwnerGraph`; pods that resolve to `Skipped`
   (DeploymentConfig deployer/hook pods, bare pods, unsupported owners, pods without PodInfo) are left
   out of every aggregate and listed once in `snapshot.skipped`.
 - Per (workload, container): cpu/memory Quantiles over all finite samples of all its pods; the
   per-replica steady state is the median across pods of each pod's median; requests/limits come from
   the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
+  `samples` counts raw samples: a pre-reduced series (ContainerSamples.samples set) brings its own count.
 - GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
   container's pods and prices each pod. Activity is the mean over the pod's GPUs per timestamp, from
   the best signal every GPU of the pod exports: SM_ACTIVE, else GR_ENGINE_ACTIVE, else GPU_UTIL / 100.
 - Demand per workload: per pod and container the mean within each hour, summed over pods and
   (non-init) containers; hours without any sample are NaN.
+- Time buckets (activity, demand) are those of timegrid: [start + i*step, start + (i+1)*step).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +42,7 @@ from recommender.model import (
     WorkloadDemand,
 )
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean
 
 ACTIVITY_STEP_SECONDS = 300.0
 DEMAND_STEP_SECONDS = 3600.0
@@ -113,25 +118,6 @@ def _finite(a: FloatArray) -> FloatArray:
     return a if mask.all() else a[mask]
 
 
-def resample_max(timestamps: FloatArray, values: FloatArray, start: float, step: float, n: int) -> FloatArray:
-    """Max of the finite values within each [start + i*step, start + (i+1)*step) bin; NaN for empty bins."""
-    out = np.full(n, np.nan)
-    mask = np.isfinite(values) & (timestamps >= start)
-    if n <= 0 or not mask.any():
-        return out
-    bins = ((timestamps[mask] - start) // step).astype(np.int64)
-    vals = values[mask]
-    keep = bins < n
-    bins, vals = bins[keep], vals[keep]
-    if bins.size == 0:
-        return out
-    order = np.argsort(bins, kind="stable")
-    bins, vals = bins[order], vals[order]
-    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
-    out[bins[starts]] = np.maximum.reduceat(vals, starts)
-    return out
-
-
 @dataclass
 class _ContainerGroup:
     workload: WorkloadRef
@@ -185,7 +171,7 @@ def _container_usage(
         n = int(np.count_nonzero(seen))
         if n == 0:
             continue
-        samples += n
+        samples += n if s.samples is None else s.samples
         pod_names.add(s.pod)
         ts = s.timestamps[seen]
         first = min(first, float(ts.min()))
@@ -217,13 +203,10 @@ def _container_usage(
     )
 
 
-def _containers(
-    groups: list[_ContainerGroup],
-    pods: dict[tuple[str, str], PodInfo],
-    oom: dict[tuple[WorkloadRef, str], float],
-    skipped: dict[str, Skipped],
-) -> list[ContainerUsage]:
-    usable: list[tuple[_ContainerGroup, FloatArray, FloatArray]] = []
+def _usable(
+    groups: list[_ContainerGroup], skipped: dict[str, Skipped]
+) -> Iterator[tuple[_ContainerGroup, FloatArray, FloatArray]]:
+    """Groups with finite cpu and memory samples, with those samples pooled over the pods."""
     for g in groups:
         cpu = _finite(_pooled([s.cpu_cores for s in g.series]))
         mem = _finite(_pooled([s.memory_bytes for s in g.series]))
@@ -232,61 +215,45 @@ def _containers(
         if missing:
             skipped.setdefault(subject, Skipped(subject, f"no finite {' or '.join(missing)} samples"))
             continue
-        usable.append((g, cpu, mem))
-    cpu_qs = _row_stats([u[1] for u in usable])
-    mem_qs = _row_stats([u[2] for u in usable])
-    # Per-pod medians, batched over every series of every multi-pod group; a group of one series
-    # already has its median as p50.
-    multi = [s for g, _, _ in usable if len(g.series) > 1 for s in g.series]
-    cpu_med = _row_medians([_finite(s.cpu_cores) for s in multi])
-    mem_med = _row_medians([_finite(s.memory_bytes) for s in multi])
+        yield g, cpu, mem
+
+
+def _containers(
+    groups: list[_ContainerGroup],
+    pods: dict[tuple[str, str], PodInfo],
+    oom: dict[tuple[WorkloadRef, str], float],
+    skipped: dict[str, Skipped],
+    batch: int = 512,
+) -> list[ContainerUsage]:
+    """ContainerUsage per group, `batch` groups at a time so pooled copies stay small."""
     out: list[ContainerUsage] = []
-    offset = 0
-    for i, (g, _, _) in enumerate(usable):
-        if len(g.series) == 1:
-            cpu_pods, mem_pods = np.array([cpu_qs[i].p50]), np.array([mem_qs[i].p50])
-        else:
-            sl = slice(offset, offset + len(g.series))
-            offset += len(g.series)
-            cpu_pods, mem_pods = cpu_med[sl], mem_med[sl]
-        out.append(_container_usage(g, pods, oom, cpu_qs[i], mem_qs[i], cpu_pods, mem_pods))
+    usable = _usable(groups, skipped)
+    while chunk := list(itertools.islice(usable, batch)):
+        cpu_qs = _row_stats([u[1] for u in chunk])
+        mem_qs = _row_stats([u[2] for u in chunk])
+        # Per-pod medians, batched over every series of every multi-pod group; a group of one series
+        # already has its median as p50.
+        multi = [s for g, _, _ in chunk if len(g.series) > 1 for s in g.series]
+        cpu_med = _row_medians([_finite(s.cpu_cores) for s in multi])
+        mem_med = _row_medians([_finite(s.memory_bytes) for s in multi])
+        offset = 0
+        for i, (g, _, _) in enumerate(chunk):
+            if len(g.series) == 1:
+                cpu_pods, mem_pods = np.array([cpu_qs[i].p50]), np.array([mem_qs[i].p50])
+            else:
+                sl = slice(offset, offset + len(g.series))
+                offset += len(g.series)
+                cpu_pods, mem_pods = cpu_med[sl], mem_med[sl]
+            out.append(_container_usage(g, pods, oom, cpu_qs[i], mem_qs[i], cpu_pods, mem_pods))
     return out
 
 
-def _hourly_means(s: ContainerSamples, start: float, n_hours: int) -> tuple[FloatArray, FloatArray]:
-    """Mean cpu and memory of one series within each hour of the window (NaN where it has no sample)."""
-    ts = s.timestamps
-    edges = start + DEMAND_STEP_SECONDS * np.arange(n_hours + 1)
-    if ts.size > 1 and not bool(np.all(ts[1:] >= ts[:-1])):
-        order = np.argsort(ts, kind="stable")
-        ts, cpu, mem = ts[order], s.cpu_cores[order], s.memory_bytes[order]
-    else:
-        cpu, mem = s.cpu_cores, s.memory_bytes
-    bounds = np.searchsorted(ts, edges, side="left")
-    lo, hi = int(bounds[0]), int(bounds[-1])
-    rel = bounds - lo
-    starts = rel[:-1]
-    nonempty = rel[1:] > starts
-    means: list[FloatArray] = []
-    for values in (cpu, mem):
-        v = values[lo:hi]
-        out = np.full(n_hours, np.nan)
-        if v.size == 0:
-            means.append(out)
-            continue
-        ok = np.isfinite(v)
-        # A trailing 0 lets every segment start (up to v.size) index into the array; reduceat over
-        # an empty segment returns the element at its start, and those are masked out below.
-        if ok.all():
-            count = np.diff(rel)
-            total = np.add.reduceat(np.append(v, 0.0), starts)
-        else:
-            count = np.add.reduceat(np.append(ok, False).astype(np.int64), starts)
-            total = np.add.reduceat(np.append(np.where(ok, v, 0.0), 0.0), starts)
-        has = nonempty & (count > 0)
-        out[has] = total[has] / count[has]
-        means.append(out)
-    return means[0], means[1]
+def _hourly_means(s: ContainerSamples, start: float, step: float, n: int) -> tuple[FloatArray, FloatArray]:
+    """Mean cpu and memory of one series within each demand step (NaN where it has no sample)."""
+    return (
+        bucket_mean(s.timestamps, s.cpu_cores, start, step, n),
+        bucket_mean(s.timestamps, s.memory_bytes, start, step, n),
+    )
 
 
 def _demand(
@@ -294,8 +261,9 @@ def _demand(
     pods: dict[tuple[str, str], PodInfo],
     start: float,
     end: float,
+    step: float,
 ) -> list[WorkloadDemand]:
-    n_hours = max(1, math.ceil((end - start) / DEMAND_STEP_SECONDS))
+    n_hours = bucket_count(start, end, step)
     per_workload: dict[WorkloadRef, list[ContainerSamples]] = defaultdict(list)
     for g in groups:
         for s in g.series:
@@ -307,7 +275,7 @@ def _demand(
     t0 = _dt(start)
     for workload in sorted(per_workload):
         cpu_rows, mem_rows = zip(
-            *(_hourly_means(s, start, n_hours) for s in per_workload[workload]), strict=True
+            *(_hourly_means(s, start, step, n_hours) for s in per_workload[workload]), strict=True
         )
         sums: list[FloatArray] = []
         for rows in (cpu_rows, mem_rows):
@@ -317,8 +285,8 @@ def _demand(
         out.append(
             WorkloadDemand(
                 workload,
-                TimeSeries(t0, DEMAND_STEP_SECONDS, sums[0]),
-                TimeSeries(t0, DEMAND_STEP_SECONDS, sums[1]),
+                TimeSeries(t0, step, sums[0]),
+                TimeSeries(t0, step, sums[1]),
             )
         )
     return out
@@ -375,6 +343,7 @@ def _gpu_usage(
     gpus: list[GpuSamples],
     start: float,
     end: float,
+    step: float,
 ) -> GpuUsage | Skipped:
     subject = f"{workload}/pod/{pod}/container/{container}/gpu"
     signal = _pick_signal(gpus)
@@ -382,8 +351,7 @@ def _gpu_usage(
         return Skipped(subject, "no GPU activity signal (SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL) on every GPU")
     acts = [a for g in gpus if (a := _activity(g, signal)) is not None]
     ts, activity = _across_gpus(gpus, acts, "mean")
-    n_bins = max(1, math.ceil((end - start) / ACTIVITY_STEP_SECONDS))
-    series = resample_max(ts, activity, start, ACTIVITY_STEP_SECONDS, n_bins)
+    series = bucket_max(ts, activity, start, step, bucket_count(start, end, step))
     dram = [g.dram_active for g in gpus if g.dram_active is not None]
     dram_q = (
         Quantiles.of(_across_gpus(gpus, dram, "mean")[1])
@@ -408,23 +376,22 @@ def _gpu_usage(
         activity=Quantiles.of(activity),
         fb_used_max_mib=float(used_f.max()) if used_f.size else 0.0,
         fb_total_mib=fb_total,
-        activity_series=TimeSeries(_dt(start), ACTIVITY_STEP_SECONDS, series),
+        activity_series=TimeSeries(_dt(start), step, series),
         dram_active=dram_q,
         mig_profile="+".join(profiles) if profiles else None,
         uuids=tuple(sorted({g.uuid for g in gpus})),
     )
 
 
-def aggregate_gpus(
+def _gpu_usages(
     gpus: Iterable[GpuSamples],
-    resolve: Resolver,
+    res: _Resolution,
     start: float,
     end: float,
-    *,
-    nodes_of_pods: dict[tuple[str, str], str] | None = None,
-) -> tuple[list[GpuUsage], list[Skipped]]:
-    """GpuUsage per (workload, container, pod) from dcgm-exporter samples; also used by the DCGM scraper."""
-    res = _Resolution(_memo(resolve), {})
+    step: float,
+    nodes_of_pods: dict[tuple[str, str], str],
+) -> list[GpuUsage]:
+    """GpuUsage per (workload, container, pod) from dcgm-exporter samples."""
     groups: dict[tuple[WorkloadRef, str, str, str], list[GpuSamples]] = defaultdict(list)
     for g in gpus:
         if not g.pod:
@@ -439,13 +406,13 @@ def aggregate_gpus(
     for (workload, container, namespace, pod), members in sorted(
         groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3])
     ):
-        node = (nodes_of_pods or {}).get((namespace, pod)) or members[0].hostname
-        usage = _gpu_usage(workload, container, pod, node, members, start, end)
+        node = nodes_of_pods.get((namespace, pod)) or members[0].hostname
+        usage = _gpu_usage(workload, container, pod, node, members, start, end, step)
         if isinstance(usage, Skipped):
             res.skipped.setdefault(usage.subject, usage)
         else:
             out.append(usage)
-    return out, list(res.skipped.values())
+    return out
 
 
 def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
@@ -463,6 +430,7 @@ def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
                     timestamps=s.timestamps[keep],
                     cpu_cores=s.cpu_cores[keep],
                     memory_bytes=s.memory_bytes[keep],
+                    samples=None if s.samples is None else round(s.samples * keep.mean()),
                 )
             )
     gpus = []
@@ -497,9 +465,19 @@ def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
     )
 
 
-def aggregate(raw: RawDataset, *, source: str) -> UsageSnapshot:
-    """The UsageSnapshot of a RawDataset (see the module docstring for the rules)."""
-    res = _Resolution(_memo(owner_graph(raw).resolve), {})
+def aggregate(
+    raw: RawDataset,
+    *,
+    source: str,
+    resolve: Resolver | None = None,
+    demand_step: float = DEMAND_STEP_SECONDS,
+    activity_step: float = ACTIVITY_STEP_SECONDS,
+) -> UsageSnapshot:
+    """The UsageSnapshot of a RawDataset (see the module docstring for the rules).
+
+    resolve: owner resolution to use instead of the OwnerGraph of raw's pods and owner links (a source
+    that carries no pods, like the DCGM scraper, brings the cluster's)."""
+    res = _Resolution(_memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
     pods = {(p.namespace, p.name): p for p in raw.pods}
     for p in raw.pods:
         res.workload(p.namespace, p.name)
@@ -526,16 +504,9 @@ def aggregate(raw: RawDataset, *, source: str) -> UsageSnapshot:
 
     start, end = raw.start.timestamp(), raw.end.timestamp()
     containers = _containers(ordered, pods, oom, res.skipped)
-    demand = _demand(ordered, pods, start, end)
-    gpu_usage, gpu_skipped = aggregate_gpus(
-        raw.gpus,
-        res.resolve,
-        start,
-        end,
-        nodes_of_pods={(p.namespace, p.name): p.node for p in raw.pods if p.node},
-    )
-    for skip in gpu_skipped:
-        res.skipped.setdefault(skip.subject, skip)
+    demand = _demand(ordered, pods, start, end, demand_step)
+    nodes_of_pods = {(p.namespace, p.name): p.node for p in raw.pods if p.node}
+    gpu_usage = _gpu_usages(raw.gpus, res, start, end, activity_step, nodes_of_pods)
     return UsageSnapshot(
         window_start=raw.start,
         window_end=raw.end,

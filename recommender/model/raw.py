@@ -1,4 +1,5 @@
-"""Raw, per-pod time series as a cluster would expose them; the demo and file sources produce these."""
+"""Raw, per-pod time series as a cluster would expose them: what every source produces (demo, file,
+DCGM scrape, Prometheus) and the one aggregation (aggregate.py) consumes."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from podsizer.owners import Skipped
 from recommender.model import Autoscaler, FloatArray, NodeInfo
 
 
@@ -38,7 +40,11 @@ class OwnerLink:
 
 @dataclass(frozen=True, eq=False)
 class ContainerSamples:
-    """CPU (cores, instantaneous rate) and memory working set (bytes) of one container of one pod."""
+    """CPU (cores, instantaneous rate) and memory working set (bytes) of one container of one pod.
+
+    Either the raw samples (samples=None: one per timestamp with a value) or a pre-reduced series, one
+    point per step: the step's CPU rate and peak working set, from `samples` raw samples (Prometheus).
+    """
 
     namespace: str
     pod: str
@@ -46,6 +52,7 @@ class ContainerSamples:
     timestamps: FloatArray
     cpu_cores: FloatArray
     memory_bytes: FloatArray
+    samples: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,3 +102,5 @@ class RawDataset:
     ooms: tuple[OomKill, ...] = ()
     autoscalers: tuple[Autoscaler, ...] = ()
     nodes: tuple[NodeInfo, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    """What the source itself left out (an empty namespace), passed on to the snapshot."""

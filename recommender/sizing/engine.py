@@ -8,7 +8,6 @@ sizing raises is skipped with the error text; the run goes on.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,10 +23,10 @@ from podsizer.api.resource import (
     SizingMode,
     Window,
 )
+from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
-from recommender.sizing.bounds import policy_for
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
 from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.forecast import forecast_demand
@@ -129,20 +128,6 @@ def _gpu_confidence(gpus: Sequence[GpuUsage], policy: SizingPolicy) -> float:
     )
 
 
-def _bounded_count(resource: str, count: int, user: ContainerPolicy | None) -> tuple[int, str | None]:
-    """A GPU count clipped to the user's whole-number bounds for `resource` (bounds win)."""
-    if user is None:
-        return count, None
-    lo, hi = user.min_allowed.get(resource), user.max_allowed.get(resource)
-    if hi is not None and count > hi:
-        bounded = max(0, math.floor(hi))
-        return bounded, f"{resource} clipped to maxAllowed {bounded} (wanted {count})"
-    if lo is not None and count < lo:
-        bounded = math.ceil(lo)
-        return bounded, f"{resource} raised to minAllowed {bounded} (wanted {count})"
-    return count, None
-
-
 def _size_container(
     usage: ContainerUsage,
     autoscaler: Autoscaler | None,
@@ -185,7 +170,7 @@ def recommend_workload(
         if g is not None:
             reasons.append(g.reason)
             if g.resource is not None:
-                count, note = _bounded_count(g.resource, g.count, policy_for(name, bounds))
+                count, note = clip_count(g.resource, g.count, policy_for(name, bounds))
                 requests[g.resource] = limits[g.resource] = format_count(count)
                 if note:
                     reasons.append(note)

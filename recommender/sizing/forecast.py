@@ -18,6 +18,7 @@ import numpy as np
 
 from podsizer.api.resource import Forecast
 from recommender.model import FloatArray, TimeSeries, WorkloadDemand
+from recommender.model.timegrid import bucket_index, bucket_mean, floor_to
 
 HOUR = 3600.0
 
@@ -37,15 +38,11 @@ def hourly(series: TimeSeries) -> tuple[datetime, FloatArray]:
     values = np.asarray(series.values, dtype=np.float64)
     if values.size == 0:
         return series.start, np.empty(0)
-    offsets = series.start.timestamp() + np.arange(values.size) * series.step_seconds
-    t0 = math.floor(offsets[0] / HOUR) * HOUR
-    buckets = ((offsets - t0) // HOUR).astype(np.int64)
-    n = int(buckets[-1]) + 1
-    finite = np.isfinite(values)
-    sums = np.bincount(buckets[finite], weights=values[finite], minlength=n)
-    counts = np.bincount(buckets[finite], minlength=n)
-    out = np.full(n, np.nan)
-    np.divide(sums, counts, out=out, where=counts > 0)
+    steps = np.arange(values.size, dtype=np.float64)
+    offsets: FloatArray = series.start.timestamp() + steps * series.step_seconds
+    t0 = floor_to(float(offsets[0]), HOUR)
+    n = int(bucket_index(offsets[-1:], t0, HOUR)[0]) + 1
+    out = bucket_mean(offsets, values, t0, HOUR, n)
     return series.start - timedelta(seconds=float(offsets[0] - t0)), out
 
 

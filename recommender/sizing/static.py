@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from podsizer.api.resource import ContainerPolicy
+from podsizer.bounds import clip, policy_for
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
-from recommender.sizing.bounds import clip, policy_for
 from recommender.sizing.estimators import (
     ConfidenceEstimator,
     Estimate,
@@ -92,7 +92,7 @@ def finish(
                 f"container {usage.container!r}: {resource} estimate {e.value} is not a finite amount "
                 "(usage data has NaN/inf or negative values)"
             )
-        clipped = clip(resource, e.value, user)
+        clipped = clip(resource, e.value, user, usage.container)
         requests[resource] = round_resource(resource, clipped.value)
         parts.append(f"{resource}: {join_steps(e.steps) or fmt(resource, e.value)}")
         if clipped.note:

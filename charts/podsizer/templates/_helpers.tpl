@@ -89,3 +89,19 @@ seccompProfile:
   value: {{ $v | toString | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+The pod plan's policy: the same variables for the webhook (what it writes) and the recommender (what it shows).
+*/}}
+{{- define "podsizer.planEnv" -}}
+- name: PODSIZER_DEFAULT_MODE
+  value: {{ .Values.webhook.defaultMode | quote }}
+- name: PODSIZER_LIMIT_POLICY
+  value: {{ .Values.plan.limitPolicy | quote }}
+- name: PODSIZER_MIN_CONFIDENCE
+  value: {{ .Values.plan.minConfidence | quote }}
+- name: PODSIZER_GPU_RESIZE
+  value: {{ .Values.gpu.resizeDefault | quote }}
+- name: PODSIZER_ALLOW_MIG_SWAP
+  value: {{ .Values.gpu.allowMigSwap | quote }}
+{{- end }}

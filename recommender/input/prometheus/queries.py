@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recommender.model import ActivitySignal
-
 KEY = "namespace,pod,container"
 # Marker label that tells the parts of one `or`-combined query apart.
 MARK = "podsizer_q"
@@ -14,17 +12,13 @@ CPU_METRIC = "container_cpu_usage_seconds_total"
 MEM_METRIC = "container_memory_working_set_bytes"
 
 # dcgm-exporter names; old exporters (--use-old-namespace era) emit them in lower case.
-GPU_SIGNALS: dict[ActivitySignal, str] = {
-    "SM_ACTIVE": "DCGM_FI_PROF_SM_ACTIVE",
-    "GR_ENGINE_ACTIVE": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "GPU_UTIL": "DCGM_FI_DEV_GPU_UTIL",
-}
+SM_ACTIVE = "DCGM_FI_PROF_SM_ACTIVE"
+GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 DRAM_ACTIVE = "DCGM_FI_PROF_DRAM_ACTIVE"
 FB_USED = "DCGM_FI_DEV_FB_USED"
 FB_FREE = "DCGM_FI_DEV_FB_FREE"
 FB_RESERVED = "DCGM_FI_DEV_FB_RESERVED"
-
-QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
 
 def quote(value: str) -> str:
@@ -66,8 +60,8 @@ def container_selector(metric: str, namespace: str) -> str:
 def cpu_rate(namespace: str, w: Window) -> str:
     """Range query (step resolution_s): per raw series (one per container incarnation), cores over rate_s.
 
-    The statistics are computed from the answer in numpy (stats.py): Prometheus evaluates each series once
-    instead of once per statistic, as quantile_over_time over a subquery did.
+    The answer is kept as the raw model (series.py) and aggregated in numpy: Prometheus evaluates each
+    series once instead of once per statistic, as quantile_over_time over a subquery did.
     """
     return f"rate({container_selector(CPU_METRIC, namespace)}[{w.rate_s}s])"
 
@@ -78,14 +72,15 @@ def memory_peak(namespace: str, w: Window) -> str:
 
 
 def container_facts(namespace: str, w: Window) -> str:
-    """Per (pod, container): last requests and limits seen (per resource) and the working-set sample count."""
+    """Per (pod, container): last requests and limits seen (per resource, with the pod's node) and the
+    raw working-set sample count."""
     out = {}
     for kind in ("requests", "limits"):
         sel = (
             f"kube_pod_container_resource_{kind}"
             f'{{namespace={quote(namespace)},resource=~"cpu|memory|nvidia_com_.*"}}'
         )
-        out[kind] = f"max by ({KEY},resource) (last_over_time({sel}[{w.range}]))"
+        out[kind] = f"max by ({KEY},resource,node) (last_over_time({sel}[{w.range}]))"
     out["count"] = f"sum by ({KEY}) (count_over_time({container_selector(MEM_METRIC, namespace)}[{w.range}]))"
     return either(out)
 
@@ -97,6 +92,7 @@ IDENTITY_SERIES = {
     "kube_pod_labels": "pod_labels",
     "kube_pod_annotations": "pod_annotations",
     "kube_pod_container_status_last_terminated_reason": "oom",
+    "kube_pod_init_container_info": "init_container",
 }
 
 
@@ -113,31 +109,23 @@ def identity_series(namespace: str) -> list[str]:
     return out
 
 
-def gpu_stats(metric: str, w: Window) -> str:
-    """Cluster-wide, per dcgm-exporter series (all labels kept): quantiles, max, mean, count."""
-    rng = f"{dcgm_selector(metric)}[{w.range}]"
-    parts = {k: f"quantile_over_time({q}, {rng})" for k, q in QUANTILES.items()}
-    parts["max"] = f"max_over_time({rng})"
-    parts["mean"] = f"avg_over_time({rng})"
-    parts["count"] = f"count_over_time({rng})"
-    return either(parts)
+# How each dcgm-exporter metric is reduced to one point per step: activity and framebuffer use by their
+# peak (idle detection and sizing need it), free framebuffer by its low (used peak + free low = total).
+GPU_METRICS: dict[str, str] = {
+    SM_ACTIVE: "max",
+    GR_ENGINE_ACTIVE: "max",
+    GPU_UTIL: "max",
+    DRAM_ACTIVE: "max",
+    FB_USED: "max",
+    FB_FREE: "min",
+    FB_RESERVED: "max",
+}
 
 
-def gpu_memory(w: Window) -> str:
-    """Cluster-wide, per GPU series: framebuffer used (max and last), free and reserved (last), MiB."""
-    return either(
-        {
-            "used_max": f"max_over_time({dcgm_selector(FB_USED)}[{w.range}])",
-            "used_last": f"last_over_time({dcgm_selector(FB_USED)}[{w.range}])",
-            "free_last": f"last_over_time({dcgm_selector(FB_FREE)}[{w.range}])",
-            "reserved_last": f"last_over_time({dcgm_selector(FB_RESERVED)}[{w.range}])",
-        }
-    )
-
-
-def gpu_activity_series(metric: str, step_s: int) -> str:
-    """Range query: per GPU series, the highest activity in each step (idle detection needs the max)."""
-    return f"max_over_time({dcgm_selector(metric)}[{step_s}s])"
+def gpu_series(step_s: int) -> str:
+    """Range query (step step_s), cluster-wide: every dcgm-exporter series' peak (or low) of each step,
+    tagged with MARK=<metric>: one query for all GPU metrics."""
+    return either({m: f"{how}_over_time({dcgm_selector(m)}[{step_s}s])" for m, how in GPU_METRICS.items()})
 
 
 def autoscalers(w: Window) -> str:

@@ -23,6 +23,7 @@ from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
     RecommendationError,
+    object_name,
     recommendation_from_resource,
     recommendation_to_resource,
 )
@@ -118,8 +119,7 @@ class CrdStore:
             try:
                 out.append(recommendation_from_resource(item))
             except (RecommendationError, ValueError) as exc:
-                meta = item.get("metadata", {}) if isinstance(item, Mapping) else {}
-                log.warning("Recommendation %s/%s skipped: %s", meta.get("namespace"), meta.get("name"), exc)
+                log.warning("Recommendation %s skipped: %s", object_name(item), exc)
         return sorted(out, key=lambda r: (r.namespace, r.name))
 
     def _read(self, namespace: str, name: str) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
     RecommendationError,
+    object_name,
     recommendation_from_resource,
     recommendation_to_resource,
 )
@@ -89,7 +90,7 @@ class JsonFileStore:
             try:
                 out.append(recommendation_from_resource(item))
             except (RecommendationError, ValueError) as exc:
-                log.warning("%s: items[%d] skipped: %s", self.path, i, exc)
+                log.warning("%s: items[%d] (%s) skipped: %s", self.path, i, object_name(item), exc)
         return out
 
     def list(self) -> _Recs:

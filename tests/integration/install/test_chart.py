@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 import yaml
 from cryptography import x509
 
+from podsizer.policy import PlanPolicy
+from podsizer.settings import RecommenderSettings, WebhookSettings, load
 from tests.integration.install.support import (
     CHART,
     KUBE_VERSIONS,
@@ -31,6 +34,7 @@ SERVICE_DNS = f"{WEBHOOK}.{NAMESPACE}.svc"
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_helm_lint_strict_passes(scenario: Scenario) -> None:
+    assert KUBE_VERSIONS
     for version in KUBE_VERSIONS:
         args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE, "--kube-version", version]
         proc = run_helm([*args, *scenario.args()])
@@ -59,6 +63,7 @@ def test_chart_yaml_meets_certification_requirements() -> None:
 
 
 def test_chart_contains_a_helm_test_and_no_crds_or_csi_objects(render: Render) -> None:
+    assert SCENARIOS
     for scenario in SCENARIOS:
         docs = render(scenario)
         kinds = {d["kind"] for d in docs}
@@ -243,3 +248,56 @@ def test_openshift_values_send_the_service_account_token_to_thanos(render: Rende
     assert env["PODSIZER_PROMETHEUS_URL"].startswith("https://thanos-querier.openshift-monitoring.svc")
     token = "/var/run/secrets/kubernetes.io/serviceaccount/token"
     assert env["PODSIZER_PROMETHEUS_BEARER_TOKEN_FILE"] == token
+
+
+ROLE_OF_ARGS = {("run",): RecommenderSettings, ("webhook",): WebhookSettings}
+
+
+def _settings_env(container: Mapping[str, Any]) -> dict[str, str]:
+    """The container's environment as the process sees it (fieldRef values stand in as 'x')."""
+    return {e["name"]: str(e.get("value", "x")) for e in container["env"]}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_every_deployment_sets_only_settings_its_role_accepts(render: Render, scenario: Scenario) -> None:
+    deployments = objects_of(render(scenario), "Deployment")
+    assert deployments
+    for dep in deployments:
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        role = ROLE_OF_ARGS[tuple(container["args"])]
+        load(role, env=_settings_env(container))  # raises SettingsError naming any bad or unknown variable
+
+
+def test_the_plan_values_reach_the_webhook_and_the_recommender_alike(render: Render, tmp_path: Path) -> None:
+    values = {
+        "webhook": {"defaultMode": "auto"},
+        "plan": {"limitPolicy": "cap", "minConfidence": 0.4},
+        "gpu": {"resizeDefault": True, "allowMigSwap": True},
+    }
+    values_file = tmp_path / "plan.yaml"  # a file: --set would pass 0.4 as a string
+    values_file.write_text(yaml.safe_dump(values))
+    policies = {}
+    for dep in objects_of(render(Scenario("plan", values_files=(str(values_file),))), "Deployment"):
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        role = ROLE_OF_ARGS[tuple(container["args"])]
+        policies[dep["metadata"]["name"]] = load(role, env=_settings_env(container)).plan_policy()
+    expected = PlanPolicy(
+        "cap", gpu_resize=True, allow_mig_swap=True, min_confidence=0.4, default_mode="auto"
+    )
+    assert policies == {"podsizer-recommender": expected, WEBHOOK: expected}
+
+
+def test_the_webhook_reads_the_crd_store_explicitly(render: Render) -> None:
+    """PODSIZER_STORE defaults to json in every process; in a cluster the webhook must watch the CRD."""
+    dep = next(d for d in objects_of(render(SCENARIOS[0]), "Deployment") if d["metadata"]["name"] == WEBHOOK)
+    env = _settings_env(dep["spec"]["template"]["spec"]["containers"][0])
+    assert load(WebhookSettings, env=env).store == "crd"
+
+
+@pytest.mark.parametrize(
+    "value", ["plan.limitPolicy=double", "gpu.resizeDefault=maybe", "plan.minConfidence=2"]
+)
+def test_bad_plan_values_are_rejected_by_the_schema(value: str) -> None:
+    proc = run_helm(["template", "x", str(CHART), "--namespace", NAMESPACE, "--set", value], check=False)
+    assert proc.returncode != 0
+    assert "values don't meet the specifications of the schema" in proc.stderr

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef
+from podsizer.api.quantity import QUANTITY_PATTERN
 from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
@@ -128,6 +129,10 @@ def test_codec_output_validates_against_the_crd() -> None:
         (("status", "gpu", "smActiveP95"), -0.1),
         (("status", "containers", 0, "limits"), ["1Gi"]),
         (("status", "window", "samples"), -1),
+        (("status", "containers", 0, "requests", "cpu"), "lots"),
+        (("status", "containers", 0, "limits", "memory"), "1 Gi"),
+        (("spec", "resourcePolicy", "containers", 0, "minAllowed", "cpu"), "NaN"),
+        (("spec", "resourcePolicy", "containers", 0, "maxAllowed", "memory"), "Infinity"),
     ],
 )
 def test_crd_rejects_invalid_values(path: tuple[Any, ...], value: Any) -> None:
@@ -138,6 +143,24 @@ def test_crd_rejects_invalid_values(path: tuple[Any, ...], value: Any) -> None:
     node[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         _validate(obj)
+
+
+def test_every_quantity_map_carries_the_codecs_quantity_pattern() -> None:
+    quantity_maps = [
+        (path, node["additionalProperties"])
+        for path, node in _nodes(_schema())
+        if path.rsplit(".", 1)[-1] in ("requests", "limits", "minAllowed", "maxAllowed")
+    ]
+    assert len(quantity_maps) == 4
+    for path, values in quantity_maps:
+        assert values.get("pattern") == QUANTITY_PATTERN, path
+
+
+def test_crd_keeps_the_cluster_field() -> None:
+    rec = _full_recommendation()
+    obj = recommendation_to_resource(Recommendation(**{**rec.__dict__, "cluster": "east"}))
+    _validate(obj)
+    assert "cluster" in _schema()["properties"]["status"]["properties"]
 
 
 def test_crd_requires_a_target() -> None:

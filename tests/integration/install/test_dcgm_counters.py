@@ -22,5 +22,7 @@ def test_counters_are_the_defaults_plus_sm_active() -> None:
 
 
 def test_every_row_has_a_known_prometheus_type() -> None:
-    for field, kind in _fields((CHART / "files" / "dcgm-counters.csv").read_text()):
+    rows = _fields((CHART / "files" / "dcgm-counters.csv").read_text())
+    assert rows
+    for field, kind in rows:
         assert field.startswith("DCGM_") and kind in {"gauge", "counter", "label"}, field

@@ -80,6 +80,7 @@ def dockerfile() -> list[Instruction]:
 
 
 def test_base_images_are_pinned_ubi9_python(dockerfile: list[Instruction]) -> None:
+    assert any(ins.keyword == "FROM" for ins in dockerfile)
     stage_names = set()
     for ins in dockerfile:
         if ins.keyword != "FROM":
@@ -172,6 +173,7 @@ def test_every_python_package_reaches_the_image(dockerfile: list[Instruction]) -
     packages = [p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
     copied = {i.args.split()[-2] for i in stages(dockerfile)[0] if i.keyword == "COPY"}
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    assert packages
     for package in packages:
         assert package in copied, f"build stage does not COPY {package}"
         assert f"!{package}/" in ignore, f".dockerignore keeps {package} out of the build context"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from podsizer.settings import RecommenderSettings, WebhookSettings, load
 from tests.integration.install.support import (
     MANIFESTS,
     ROOT,
@@ -162,7 +163,9 @@ def test_csv_webhook_deployment_uses_the_olm_certificate_mount() -> None:
 
 def test_csv_deployments_match_the_chart(render: Render) -> None:
     chart = {d["metadata"]["name"]: d for d in render(SCENARIOS[0]) if d["kind"] == "Deployment"}
-    for dep in olm_csv()["spec"]["install"]["spec"]["deployments"]:
+    deployments = olm_csv()["spec"]["install"]["spec"]["deployments"]
+    assert deployments
+    for dep in deployments:
         ours = chart[dep["name"]]["spec"]
         assert dep["spec"]["replicas"] == ours["replicas"]
         assert dep["spec"]["selector"] == ours["selector"]
@@ -171,3 +174,14 @@ def test_csv_deployments_match_the_chart(render: Render) -> None:
             ours["template"]["spec"]["containers"][0],
         )
         assert theirs_c["args"] == ours_c["args"] and theirs_c["securityContext"] == ours_c["securityContext"]
+
+
+def test_csv_deployments_set_only_settings_their_role_accepts() -> None:
+    roles = {("run",): RecommenderSettings, ("webhook",): WebhookSettings}
+    deployments = olm_csv()["spec"]["install"]["spec"]["deployments"]
+    stores = {}
+    for dep in deployments:
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: str(e.get("value", "x")) for e in container["env"]}
+        stores[dep["name"]] = load(roles[tuple(container["args"])], env=env).store  # SettingsError if not
+    assert stores == {"podsizer-recommender": "crd", "podsizer-webhook": "crd"}

@@ -74,8 +74,9 @@ def test_extra_excluded_namespaces_are_added(render: Render) -> None:
 
 
 def test_webhook_pods_are_excluded_from_their_own_webhook(render: Render) -> None:
-    docs = render(SCENARIOS[0])
-    for dep in objects_of(docs, "Deployment"):
+    deployments = objects_of(render(SCENARIOS[0]), "Deployment")
+    assert deployments
+    for dep in deployments:
         assert dep["spec"]["template"]["metadata"]["labels"]["podsizer.io/exclude"] == "true"
 
 

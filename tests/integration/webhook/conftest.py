@@ -14,11 +14,11 @@ from prometheus_client import CollectorRegistry
 
 from certs.generate import Bundle, KeyPair, generate_bundle, generate_ca, write_bundle
 from certs.reload import ReloadingTLS
+from podsizer.settings import WebhookSettings
 from tests.unit.webhook.builders import holder_with, recommendation
 from webhook.app import create_app
 from webhook.cluster import OwnerCache
 from webhook.server import ServerThread
-from webhook.settings import load_settings
 
 
 def free_port() -> int:
@@ -66,7 +66,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     (tmp_path / "ca.crt").write_bytes(ca.cert_pem)
     tls = ReloadingTLS(secret / "tls.crt", secret / "tls.key", check_interval=0.2)
     registry = CollectorRegistry()
-    settings = load_settings({"default_mode": "auto"})
+    settings = WebhookSettings(default_mode="auto")
     from datetime import UTC, datetime
 
     app = create_app(

@@ -179,7 +179,7 @@ def test_current_requests_come_from_the_pods_and_recommendations_from_the_run(
     (c,) = billing.containers
     assert c.current_requests == {"cpu": 1.0, "memory": 1024 * MIB}
     assert 0.2 < c.recommended_requests["cpu"] < 0.5  # flat 0.2 cores + margin, never the hook's 3 cores
-    assert billing.mode == "auto" and billing.mode_source == "podsizer.io/mode annotation"
+    assert billing.mode == "auto" and billing.mode_source == "podsizer.io/mode pod annotation"
 
 
 def test_invalid_mode_annotation_falls_back_to_the_default_and_says_so(data: StaticConsoleData) -> None:
@@ -190,7 +190,7 @@ def test_invalid_mode_annotation_falls_back_to_the_default_and_says_so(data: Sta
     assert (train.mode, train.mode_source) == ("dry-run", "default")
 
 
-def test_exclude_annotation_means_off() -> None:
+def test_exclude_annotation_shows_excluded() -> None:
     pod = PodInfo(
         "a",
         "p",
@@ -199,7 +199,7 @@ def test_exclude_annotation_means_off() -> None:
         "s",
         annotations={"podsizer.io/exclude": "true", "podsizer.io/mode": "auto"},
     )
-    assert workload_mode([pod], "dry-run") == ("off", "podsizer.io/exclude annotation")
+    assert workload_mode([pod], "dry-run") == ("excluded", "podsizer.io/exclude on the pod")
 
 
 def test_gpu_node_inventory_counts_app_pods_only_and_shows_the_mig_layout(data: StaticConsoleData) -> None:

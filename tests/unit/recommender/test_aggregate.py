@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
+from podsizer.owners import Skipped
 from recommender.model import Quantiles, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip, resample_max
+from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
 START = datetime(2026, 11, 25, tzinfo=UTC)
@@ -402,13 +403,6 @@ def test_activity_series_is_five_minute_max() -> None:
     np.testing.assert_allclose(usage.activity_series.values, np.full(N, 0.9))
 
 
-def test_resample_max_leaves_empty_bins_nan() -> None:
-    out = resample_max(np.array([0.0, 10.0, 700.0]), np.array([1.0, 3.0, 2.0]), 0.0, 300.0, 3)
-    assert out[0] == 3.0
-    assert np.isnan(out[1])
-    assert out[2] == 2.0
-
-
 def test_gpu_not_attached_to_a_pod_is_listed_as_skipped() -> None:
     free = replace(gpu("", "GPU-free", gr=0.0), namespace="", container="")
     snap = _gpu_snap(free)
@@ -423,3 +417,35 @@ def test_clip_keeps_only_the_window() -> None:
     assert all(c.timestamps.min() >= cut.timestamp() for c in raw.containers)
     snap = aggregate(raw, source="t")
     assert all(c.samples == N // 2 for c in snap.containers)
+
+
+def test_a_pre_reduced_series_brings_its_raw_sample_count() -> None:
+    web = replace(CONTAINERS[0], samples=5 * N)  # each point the peak of five raw samples
+    snap = aggregate(replace(BASE, containers=(web,)), source="t")
+    (usage,) = snap.containers
+    assert usage.samples == 5 * N
+    assert usage.memory_bytes.max == 100 * MIB
+
+
+def test_clip_scales_the_raw_sample_count_of_a_pre_reduced_series() -> None:
+    web = replace(CONTAINERS[0], samples=5 * N)
+    raw = clip(replace(BASE, containers=(web,)), START, START + timedelta(hours=1))
+    assert raw.containers[0].samples == 5 * N // 2
+
+
+def test_source_skips_are_passed_on_to_the_snapshot() -> None:
+    empty = Skipped("namespace/quiet", "no container CPU or memory series in the window")
+    snap = aggregate(replace(BASE, skipped=(empty,)), source="t")
+    assert empty in snap.skipped
+
+
+def test_a_given_resolver_replaces_the_datasets_owner_graph() -> None:
+    def everything_is_db(namespace: str, pod: str) -> WorkloadRef | Skipped:
+        return WorkloadRef(namespace, "StatefulSet", "db")
+
+    snap = aggregate(replace(BASE, pods=(), owners=()), source="t", resolve=everything_is_db)
+    assert {str(c.workload) for c in snap.containers} == {
+        "shop/StatefulSet/db",
+        "legacy/StatefulSet/db",
+        "platform/StatefulSet/db",
+    }

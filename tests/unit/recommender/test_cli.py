@@ -1,4 +1,4 @@
-"""The podsizer CLI: recommend output and exit codes, run --once, lazily imported subcommands, progress."""
+"""The podsizer CLI and the recommender commands: output and exit codes, run --once, lazy subcommands."""
 
 from __future__ import annotations
 
@@ -7,17 +7,21 @@ import io
 import json
 import sys
 import types
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import recommender.cli as cli
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerRecommendation, Recommendation, Window
-from recommender.cli import Command, ProgressPrinter, main
+from podsizer.cli import COMMANDS, Command, main
+from podsizer.settings import run_reporting_errors
+from recommender.commands import add_recommend_arguments, run_recommend
 from recommender.model import Progress, SourceError, UsageSnapshot
+from recommender.progress import ProgressPrinter
+from recommender.wiring import Wiring
 
 
 class FakeSource:
@@ -50,64 +54,80 @@ class FakeRun:
         self.costs = None
 
 
-@pytest.fixture
-def fake_pipeline(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    state: dict[str, Any] = {"source": FakeSource()}
-    monkeypatch.setattr(cli, "build_source", lambda settings, now: state["source"])
-    monkeypatch.setattr(cli, "build_prices", lambda settings: None)
-    import recommender.sizing.engine as engine
+@dataclass
+class FakePipeline:
+    """A Wiring whose source and sizing are fakes; `source` can be swapped by a test."""
 
-    monkeypatch.setattr(engine, "recommend", lambda snapshot, policy, prices, now, bounds: FakeRun(now))
+    source: FakeSource = field(default_factory=FakeSource)
+
+    def wiring(self) -> Wiring:
+        return Wiring(
+            source=lambda settings, now: self.source,
+            prices=lambda settings: None,
+            sizing=lambda snapshot, policy, prices, now, bounds: FakeRun(now),
+        )
+
+    def recommend(self, *argv: str) -> int:
+        """`podsizer recommend ARGV` with this pipeline, exit status as the CLI reports it."""
+        parser = argparse.ArgumentParser(prog="podsizer recommend")
+        add_recommend_arguments(parser)
+        wiring = self.wiring()
+        return run_reporting_errors("recommend", lambda a: run_recommend(a, wiring), parser.parse_args(argv))
+
+
+@pytest.fixture
+def fake_pipeline(monkeypatch: pytest.MonkeyPatch) -> FakePipeline:
     for name in list(__import__("os").environ):
         if name.startswith("PODSIZER_"):
             monkeypatch.delenv(name)
-    return state
+    return FakePipeline()
 
 
 def test_recommend_prints_json_and_exits_0(
-    fake_pipeline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    fake_pipeline: FakePipeline, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["recommend", "-o", "json", "--no-progress"]) == 0
+    assert fake_pipeline.recommend("-o", "json", "--no-progress") == 0
     doc = json.loads(capsys.readouterr().out)
     assert [i["metadata"]["name"] for i in doc["items"]] == ["deployment-web"]
 
 
 def test_recommend_write_stores_to_the_json_file(
-    fake_pipeline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_pipeline: FakePipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "recs.json"
-    assert main(["recommend", "--write", "--store-file", str(path), "--no-progress"]) == 0
+    assert fake_pipeline.recommend("--write", "--store-file", str(path), "--no-progress") == 0
     assert json.loads(path.read_text())["items"][0]["metadata"]["name"] == "deployment-web"
     assert f"wrote 1 recommendations to {path}" in capsys.readouterr().err
 
 
 def test_source_error_is_one_line_and_exit_1(
-    fake_pipeline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    fake_pipeline: FakePipeline, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake_pipeline["source"] = FakeSource(SourceError("Prometheus at http://127.0.0.1:1 is unreachable"))
-    assert main(["recommend", "--no-progress"]) == 1
+    fake_pipeline.source = FakeSource(SourceError("Prometheus at http://127.0.0.1:1 is unreachable"))
+    assert fake_pipeline.recommend("--no-progress") == 1
     err = capsys.readouterr().err
     assert err == "podsizer recommend: Prometheus at http://127.0.0.1:1 is unreachable\n"
 
 
 def test_corrupt_store_with_write_is_exit_1_and_names_the_file(
-    fake_pipeline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_pipeline: FakePipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "recs.json"
     path.write_text("{oops")
-    assert main(["recommend", "--write", "--store-file", str(path), "--no-progress"]) == 1
+    assert fake_pipeline.recommend("--write", "--store-file", str(path), "--no-progress") == 1
     assert str(path) in capsys.readouterr().err
     assert path.read_text() == "{oops"
 
 
 def test_bad_setting_is_exit_2_naming_the_variable(
-    fake_pipeline: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    fake_pipeline: FakePipeline, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PODSIZER_CPU_MARGIN", "-0.5")
-    assert main(["recommend"]) == 2
+    assert fake_pipeline.recommend() == 2
     err = capsys.readouterr().err
-    assert err.startswith(
-        "podsizer recommend: PODSIZER_CPU_MARGIN: Input should be greater than or equal to 0"
+    assert err == (
+        "podsizer recommend: PODSIZER_CPU_MARGIN (--cpu-margin): Input should be greater than or equal to 0"
+        " (got '-0.5')\n"
     )
     assert "Traceback" not in err
 
@@ -115,11 +135,26 @@ def test_bad_setting_is_exit_2_naming_the_variable(
 def test_usage_errors_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert main(["recommend", "-o", "xml"]) == 2
+    assert main(["no-such-command"]) == 2
     assert main(["--help"]) == 0
 
 
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"podsizer {version('podsizer')}\n"
+
+
+def test_every_command_of_the_table_parses_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    names = [cmd.name for cmd in COMMANDS]
+    assert names == ["recommend", "run", "webhook", "console", "certs", "demo"]
+    codes = {name: main([name, "--help"]) for name in names}
+    assert codes == dict.fromkeys(names, 0)
+
+
 def test_a_missing_subcommand_module_says_not_available(capsys: pytest.CaptureFixture[str]) -> None:
-    commands = (*cli.COMMANDS, Command("ghost", "not installed", module="podsizer_no_such_module.cli"))
+    commands = (*COMMANDS, Command("ghost", "not installed", "podsizer_no_such_module.cli"))
     assert main(["ghost", "--x"], commands) == 1
     assert "podsizer ghost: not available" in capsys.readouterr().err
     assert main(["recommend", "--help"], commands) == 0  # the rest of the CLI still works
@@ -140,8 +175,8 @@ def test_module_subcommands_are_imported_only_when_chosen(monkeypatch: pytest.Mo
     mod.run = run  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "podsizer_fake_cmd", mod)
     commands = (
-        Command("fake", "a fake", module="podsizer_fake_cmd"),
-        Command("ghost", "never imported", module="podsizer_no_such_module"),
+        Command("fake", "a fake", "podsizer_fake_cmd"),
+        Command("ghost", "never imported", "podsizer_no_such_module"),
     )
     assert main(["fake", "--name", "x"], commands) == 7
     assert seen == ["x"]
@@ -232,7 +267,7 @@ def test_run_serves_metrics_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None
         PODSIZER_METRICS_PORT=str(port),
         PODSIZER_METRICS_HOST="127.0.0.1",
     )
-    code = "import sys; from recommender.cli import main; sys.exit(main(['run']))"
+    code = "import sys; from podsizer.cli import main; sys.exit(main(['run']))"
     log = (tmp_path / "stderr.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-c", code], env=env, stderr=log, text=True, cwd=Path(__file__).parents[3]

@@ -199,6 +199,7 @@ def test_requests_limits_and_init_containers(inv: KubeInventory) -> None:
 
 
 def test_non_controller_owner_refs_are_ignored(inv: KubeInventory) -> None:
+    assert inv.owners
     assert all(o.name != "adopted" for o in inv.owners)
 
 

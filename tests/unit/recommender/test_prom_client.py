@@ -11,11 +11,12 @@ import httpx
 import numpy as np
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recommender.input.prometheus.client import MAX_POINTS_PER_SERIES, PromClient, parse_matrix, step_for
 from recommender.model import SourceError
+from tests.support.hypo import examples
 
 URL = "http://prom.example:9090"
 END = datetime(2026, 12, 1, tzinfo=UTC)
@@ -142,6 +143,7 @@ def test_step_for_widens_long_windows_under_the_point_limit() -> None:
     assert step > 60 and (30 * 86400) // step + 1 <= MAX_POINTS_PER_SERIES
 
 
+@settings(max_examples=examples(1000))
 @given(span=st.integers(0, 400 * 86400), min_step=st.integers(1, 7200))
 def test_step_for_is_the_smallest_allowed_step(span: int, min_step: int) -> None:
     step = step_for(0, span, min_step)
@@ -198,6 +200,7 @@ def test_parse_matrix_reads_points_with_labels_that_look_like_json_markers() -> 
     assert _same(parse_matrix(_matrix_body(result)), _reference(result))
 
 
+@settings(max_examples=examples(500))
 @given(
     st.lists(
         st.tuples(

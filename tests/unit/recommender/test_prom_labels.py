@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from recommender.input.dcgm import normalize_labels
 from recommender.input.openmetrics import ksm_name
 from recommender.input.prometheus.labels import decode_labels, is_spot, ksm_label_name, resource_name
-from recommender.input.prometheus.source import gpu_id
 
 
 @pytest.mark.parametrize(
@@ -63,62 +63,58 @@ def test_spot_labels(labels: dict[str, str], spot: bool) -> None:
 
 
 BASE = {"gpu": "0", "modelName": "NVIDIA A100 80GB PCIe"}
+IDENT = ("namespace", "pod", "container", "hostname", "uuid")
+
+
+def ident(labels: dict[str, str], names: tuple[str, ...] = IDENT) -> tuple[str, ...]:
+    got = normalize_labels(labels)
+    return tuple(got.get(n, "") for n in names)
 
 
 def test_dcgm_current_labels() -> None:
-    ident, model, profile = gpu_id(
-        BASE | {"UUID": "GPU-1", "Hostname": "n1", "namespace": "ml", "pod": "p", "container": "c"}
-    )
-    assert (ident.namespace, ident.pod, ident.container, ident.host, ident.uuid) == (
-        "ml",
-        "p",
-        "c",
-        "n1",
-        "GPU-1",
-    )
-    assert (model, profile) == ("NVIDIA A100 80GB PCIe", "")
+    labels = BASE | {"UUID": "GPU-1", "Hostname": "n1", "namespace": "ml", "pod": "p", "container": "c"}
+    assert ident(labels) == ("ml", "p", "c", "n1", "GPU-1")
+    assert ident(labels, ("model", "mig_profile")) == ("NVIDIA A100 80GB PCIe", "")
 
 
 def test_dcgm_exported_labels_win_over_the_scrape_target() -> None:
-    ident, _, _ = gpu_id(
-        BASE
-        | {
-            "UUID": "GPU-1",
-            "hostname": "n1",
-            "namespace": "gpu-operator",
-            "pod": "nvidia-dcgm-exporter-abcde",
-            "exported_namespace": "ml",
-            "exported_pod": "p",
-            "exported_container": "c",
-        }
-    )
-    assert (ident.namespace, ident.pod, ident.container, ident.host) == ("ml", "p", "c", "n1")
+    labels = BASE | {
+        "UUID": "GPU-1",
+        "hostname": "n1",
+        "namespace": "gpu-operator",
+        "pod": "nvidia-dcgm-exporter-abcde",
+        "exported_namespace": "ml",
+        "exported_pod": "p",
+        "exported_container": "c",
+    }
+    assert ident(labels)[:4] == ("ml", "p", "c", "n1")
 
 
 def test_dcgm_old_namespace_and_mig_labels() -> None:
-    ident, _, profile = gpu_id(
-        BASE
-        | {
-            "uuid": "GPU-2",
-            "GPU_I_PROFILE": "3g.40gb",
-            "GPU_I_ID": "1",
-            "pod_namespace": "ml",
-            "pod_name": "infer-0",
-            "container_name": "server",
-        }
-    )
-    assert (ident.namespace, ident.pod, ident.container, ident.uuid, ident.mig_id) == (
-        "ml",
-        "infer-0",
-        "server",
-        "GPU-2",
-        "1",
-    )
-    assert profile == "3g.40gb"
+    labels = BASE | {
+        "uuid": "GPU-2",
+        "GPU_I_PROFILE": "3g.40gb",
+        "GPU_I_ID": "1",
+        "pod_namespace": "ml",
+        "pod_name": "infer-0",
+        "container_name": "server",
+    }
+    got = ident(labels, ("namespace", "pod", "container", "uuid", "mig_instance", "mig_profile"))
+    assert got == ("ml", "infer-0", "server", "GPU-2", "1", "3g.40gb")
 
 
 def test_idle_gpu_labelled_only_with_the_exporter_pod_is_unattached() -> None:
-    ident, _, _ = gpu_id(
-        BASE | {"UUID": "GPU-3", "namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x"}
-    )
-    assert (ident.namespace, ident.pod) == ("", "")
+    labels = BASE | {"UUID": "GPU-3", "namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x"}
+    assert ident(labels)[:2] == ("", "")
+
+
+def test_idle_gpu_scraped_without_honor_labels_is_unattached() -> None:
+    labels = BASE | {
+        "UUID": "GPU-4",
+        "namespace": "gpu-operator",
+        "pod": "nvidia-dcgm-exporter-x",
+        "exported_namespace": "",
+        "exported_pod": "",
+        "exported_container": "",
+    }
+    assert ident(labels)[:3] == ("", "", "")

@@ -57,10 +57,12 @@ def fake_prometheus(req: httpx.Request) -> httpx.Response:
             matrix = [
                 series("web-1", "app", "0.2"),
                 series("web-2", "app", "NaN"),
+                series("web-1", "sidecar", "NaN"),
                 series("job-1", "run", "1"),
             ]
         elif query.startswith("max_over_time(container_memory_working_set_bytes"):
-            matrix = [series(p, c, "1e8") for p, c in (("web-1", "app"), ("web-2", "app"), ("job-1", "run"))]
+            pods = (("web-1", "app"), ("web-2", "app"), ("web-1", "sidecar"), ("job-1", "run"))
+            matrix = [series(p, c, "1e8") for p, c in pods]
         data = {"resultType": "matrix", "result": matrix}
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
     result: list[dict[str, object]] = []
@@ -77,10 +79,11 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
         snap = PrometheusSource(c).collect(START, END, lambda d, t, w: calls.append((d, t, w)))
     (web,) = snap.containers
     assert web.workload == WorkloadRef("ns", "Deployment", "web")
-    assert web.pods == 1 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
-    assert (web.samples, web.first_seen, web.last_seen) == (1440, START, END)
+    # web-2's CPU is NaN throughout: its working set still counts, its CPU adds nothing
+    assert web.pods == 2 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
+    assert (web.samples, web.first_seen, web.last_seen) == (2 * 1440, START, END)
     skipped = {s.subject: s.reason for s in snap.skipped}
-    assert "NaN" in skipped["ns/pod/web-2/container/app"]
+    assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
     assert "unsupported owner kind Job" in skipped["ns/pod/job-1"]
     assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
     assert calls[-1][0] == calls[-1][1] == 3

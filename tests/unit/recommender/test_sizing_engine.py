@@ -106,7 +106,9 @@ def test_one_recommendation_per_sizable_workload_and_the_broken_one_is_skipped(
     assert {r.target for r in run.recommendations} == {DB, WEB, INFER}
     subjects = {s.subject: s.reason for s in run.skipped}
     assert "shop/pod/x-1-deploy" in subjects  # the snapshot's own skips pass through
-    assert subjects[str(BROKEN)].startswith("sizing failed: ValueError:")
+    assert subjects[str(BROKEN)].startswith(
+        "sizing failed: BoundsError: resourcePolicy for container 'agent'"
+    )
     assert "minAllowed cpu 2000m is above maxAllowed 1000m" in subjects[str(BROKEN)]
 
 
@@ -159,6 +161,7 @@ def test_gpu_workload_gets_whole_gpu_requests_mig_suggestion_idle_and_cost(run: 
 
 
 def test_recommendations_survive_the_wire_codec(run: RecommendationRun) -> None:
+    assert run.recommendations
     for rec in run.recommendations:
         back = recommendation_from_resource(recommendation_to_resource(rec))
         assert back.target == rec.target

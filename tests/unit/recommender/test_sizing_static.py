@@ -15,7 +15,6 @@ from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
-RNG = np.random.default_rng(7)
 
 
 def usage(
@@ -41,12 +40,22 @@ def usage(
     )
 
 
-def steady(center: float, spread: float, n: int = 20160) -> np.ndarray:
-    """Uniform noise within center x (1 +/- spread): a week of 30 s samples."""
-    return center * (1 + RNG.uniform(-spread, spread, n))
+class Steady:
+    """Uniform noise within center x (1 +/- spread): a week of 30 s samples, from one test's own generator."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, center: float, spread: float, n: int = 20160) -> np.ndarray:
+        return center * (1 + self.rng.uniform(-spread, spread, n))
 
 
-def test_steady_200m_plus_minus_5_percent_lands_in_a_stated_band() -> None:
+@pytest.fixture
+def steady() -> Steady:
+    return Steady()
+
+
+def test_steady_200m_plus_minus_5_percent_lands_in_a_stated_band(steady: Steady) -> None:
     # P99 of 200m +/- 5 % is ~209m; + 15 % margin -> ~241m. Band: 235m..245m.
     s = size_static(usage(steady(0.2, 0.05), steady(400 * MIB, 0.02)), SizingPolicy())
     assert 0.235 <= s.requests["cpu"] <= 0.245
@@ -54,7 +63,7 @@ def test_steady_200m_plus_minus_5_percent_lands_in_a_stated_band() -> None:
     assert "cpu: p99" in s.reason and "+ 15% margin" in s.reason
 
 
-def test_memory_is_p99_plus_margin_and_limit_is_request_times_factor() -> None:
+def test_memory_is_p99_plus_margin_and_limit_is_request_times_factor(steady: Steady) -> None:
     mem = steady(400 * MIB, 0.02)
     s = size_static(usage(steady(0.2, 0.05), mem), SizingPolicy())
     expected = np.quantile(mem, 0.99) * 1.15
@@ -65,12 +74,12 @@ def test_memory_is_p99_plus_margin_and_limit_is_request_times_factor() -> None:
     assert "cpu" not in s.limits  # CPU limit not set by default
 
 
-def test_cpu_limit_written_only_when_configured() -> None:
+def test_cpu_limit_written_only_when_configured(steady: Steady) -> None:
     s = size_static(usage(steady(0.2, 0.05), steady(400 * MIB, 0.02)), SizingPolicy(cpu_limit_factor=2.0))
     assert s.limits["cpu"] == pytest.approx(s.requests["cpu"] * 2.0, abs=0.001)
 
 
-def test_memory_never_below_observed_peak() -> None:
+def test_memory_never_below_observed_peak(steady: Steady) -> None:
     mem = steady(400 * MIB, 0.01)
     mem[100] = 900 * MIB  # one spike far above P99 + 15 %
     s = size_static(usage(steady(0.2, 0.05), mem), SizingPolicy())
@@ -82,21 +91,23 @@ def test_memory_never_below_observed_peak() -> None:
     ("kill_mib", "min_request_mib"),
     [(500, 600), (300, 400), (1000, 1200)],  # max(x1.2, +100Mi)
 )
-def test_oom_kill_bumps_memory_over_the_memory_at_the_kill(kill_mib: int, min_request_mib: int) -> None:
+def test_oom_kill_bumps_memory_over_the_memory_at_the_kill(
+    kill_mib: int, min_request_mib: int, steady: Steady
+) -> None:
     s = size_static(usage(steady(0.2, 0.05), steady(250 * MIB, 0.02), oom=kill_mib * MIB), SizingPolicy())
     assert s.requests["memory"] >= min_request_mib * MIB
     assert s.requests["memory"] < (min_request_mib + 1) * MIB
     assert f"OOMKilled at {kill_mib}Mi -> bumped" in s.reason
 
 
-def test_floors_apply_to_tiny_containers() -> None:
+def test_floors_apply_to_tiny_containers(steady: Steady) -> None:
     s = size_static(usage(steady(0.0005, 0.1), steady(2 * MIB, 0.1)), SizingPolicy())
     assert s.requests["cpu"] == pytest.approx(0.01)
     assert s.requests["memory"] == 32 * MIB
     assert "floor 10m" in s.reason and "floor 32Mi" in s.reason
 
 
-def test_star_bounds_win_and_the_reason_says_so() -> None:
+def test_star_bounds_win_and_the_reason_says_so(steady: Steady) -> None:
     bounds = (ContainerPolicy("*", min_allowed={"memory": 1024 * MIB}, max_allowed={"cpu": 0.1}),)
     s = size_static(usage(steady(0.2, 0.05), steady(400 * MIB, 0.02)), SizingPolicy(), bounds)
     assert s.requests["cpu"] == pytest.approx(0.1)
@@ -105,7 +116,7 @@ def test_star_bounds_win_and_the_reason_says_so() -> None:
     assert "memory raised to minAllowed 1024Mi" in s.reason
 
 
-def test_bounds_by_name_beat_star_and_win_over_oom_bump() -> None:
+def test_bounds_by_name_beat_star_and_win_over_oom_bump(steady: Steady) -> None:
     bounds = (
         ContainerPolicy("*", max_allowed={"memory": 2048 * MIB}),
         ContainerPolicy("main", max_allowed={"memory": 512 * MIB}),
@@ -121,13 +132,13 @@ def test_bounds_by_name_beat_star_and_win_over_oom_bump() -> None:
     assert other.requests["memory"] >= 600 * MIB  # only "*" applies, and 2Gi is not reached
 
 
-def test_min_above_max_bound_is_a_clear_error() -> None:
+def test_min_above_max_bound_is_a_clear_error(steady: Steady) -> None:
     bounds = (ContainerPolicy("*", min_allowed={"cpu": 1.0}, max_allowed={"cpu": 0.5}),)
     with pytest.raises(ValueError, match="minAllowed cpu 1000m is above maxAllowed 500m"):
         size_static(usage(steady(0.2, 0.05), steady(400 * MIB, 0.02)), SizingPolicy(), bounds)
 
 
-def test_thin_history_is_low_confidence_and_widened() -> None:
+def test_thin_history_is_low_confidence_and_widened(steady: Steady) -> None:
     cpu, mem = steady(0.2, 0.05, 2000), steady(400 * MIB, 0.02, 2000)
     full = size_static(usage(cpu, mem, days=7.0), SizingPolicy())
     thin = size_static(usage(cpu, mem, days=1.0), SizingPolicy())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -21,10 +22,10 @@ from podsizer.api import (
     Window,
     WorkloadRef,
 )
+from podsizer.modes import MetadataLookup, NoMetadata
+from podsizer.policy import Mode, PlanPolicy
 from webhook.admission import AdmissionConfig, Admitter
-from webhook.calculators import CalcOptions
 from webhook.cluster import OwnerCache
-from webhook.modes import MetadataLookup, Mode, NoMetadata
 from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import AdmissionRequest, AdmissionReview
 
@@ -334,12 +335,13 @@ def holder_with(*recs: Recommendation) -> SnapshotHolder:
 def admitter(
     *recs: Recommendation,
     default_mode: Mode = "auto",
-    options: CalcOptions | None = None,
+    policy: PlanPolicy | None = None,
     owners: OwnerCache | None = None,
     metadata: MetadataLookup | None = None,
     excluded: frozenset[str] = frozenset({"kube-system", "podsizer"}),
 ) -> Admitter:
-    config = AdmissionConfig(default_mode, excluded, options or CalcOptions())
+    """An Admitter over `recs`; `default_mode` overrides the policy's."""
+    config = AdmissionConfig(dataclasses.replace(policy or PlanPolicy(), default_mode=default_mode), excluded)
     return Admitter(config, holder_with(*recs), owners or OwnerCache(), metadata or NoMetadata())
 
 

@@ -250,6 +250,10 @@ def matching_rec(draw: st.DrawFn, pod: dict[str, Any]) -> Recommendation | None:
         lim: dict[str, str] = {}
         if draw(st.integers(0, 2)) == 0:
             req["nvidia.com/gpu"] = lim["nvidia.com/gpu"] = str(draw(st.integers(0, 4)))
+        if draw(st.booleans()):  # the Recommendation's own limits (limit policy "recommended")
+            lim["memory"] = draw(MEM)
+            if draw(st.booleans()):
+                lim["cpu"] = draw(CPU)
         recs.append(
             b.crec(n, req, lim, draw(st.sampled_from([0.2, 0.6, 0.95])), draw(st.integers(0, 5)) == 0)
         )

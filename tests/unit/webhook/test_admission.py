@@ -10,6 +10,8 @@ import orjson
 import pytest
 
 from podsizer.api import Recommendation, WorkloadRef
+from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY
+from podsizer.policy import Mode, PlanPolicy
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
@@ -24,9 +26,7 @@ from tests.unit.webhook.builders import (
     review,
     rollout_pod,
 )
-from webhook.calculators import APPLIED_KEY, DRY_RUN_KEY, CalcOptions
 from webhook.cluster import MetadataCache, OwnerCache
-from webhook.modes import Mode
 
 WEB = recommendation("Deployment", "web")
 CART = recommendation(
@@ -68,7 +68,8 @@ def test_never_mutated(pod: dict[str, Any], namespace: str, reason: str) -> None
     assert reply["response"] == {"uid": reply["response"]["uid"], "allowed": True}
 
 
-def test_dc_pod_is_sized_from_the_deploymentconfig_recommendation() -> None:
+@pytest.mark.parametrize(("gpu_opt_in", "gpus"), [(None, "2"), ("resize", "1"), ("keep", "2")])
+def test_dc_pod_is_sized_from_the_deploymentconfig_recommendation(gpu_opt_in: str | None, gpus: str) -> None:
     pod = dc_pod(
         containers=[
             container(
@@ -78,11 +79,13 @@ def test_dc_pod_is_sized_from_the_deploymentconfig_recommendation() -> None:
             )
         ]
     )
+    if gpu_opt_in is not None:
+        pod["metadata"]["annotations"]["podsizer.io/gpu"] = gpu_opt_in
     reply, decision = admitter(CART).review(review(pod))
     assert decision.workload == WorkloadRef("shop", "DeploymentConfig", "cart")
     res = apply_reply(pod, reply)["spec"]["containers"][0]["resources"]
-    assert res["requests"] == {"cpu": "1000m", "memory": "4096Mi", "nvidia.com/gpu": "1"}
-    assert res["limits"] == {"cpu": "2000m", "memory": "4096Mi", "nvidia.com/gpu": "1"}
+    assert res["requests"] == {"cpu": "1000m", "memory": "4096Mi", "nvidia.com/gpu": gpus}
+    assert res["limits"] == {"cpu": "2000m", "memory": "4096Mi", "nvidia.com/gpu": gpus}
 
 
 def test_rollout_pod_uses_the_rollout_recommendation() -> None:
@@ -218,13 +221,11 @@ def test_unhandled_requests_are_allowed_untouched(mutate: Any, reason: str) -> N
 
 def test_internal_error_allows_without_patch() -> None:
     class Broken:
-        name = "broken"
-
-        def changes(self, *_: Any) -> list[Any]:
+        def get(self, *_: Any) -> None:
             raise RuntimeError("boom")
 
     a = admitter(WEB)
-    a.calculators = [Broken()]
+    a.snapshots = type("Broken", (), {"current": lambda self: Broken(), "refreshed_at": lambda self: None})()
     reply, decision = a.review(review(replicaset_pod(), uid="x-1"))
     assert (decision.outcome, decision.reason) == ("error", "RuntimeError")
     assert reply["response"] == {"uid": "x-1", "allowed": True}
@@ -256,9 +257,9 @@ def test_mig_swap_through_admission_gives_a_pod_the_apiserver_accepts() -> None:
     pod = replicaset_pod(
         containers=[container("main", {"cpu": "2", "nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})]
     )
-    reply, _ = admitter(rec, options=CalcOptions(allow_mig_swap=True), owners=OwnerCache()).review(
-        review(pod)
-    )
+    reply, _ = admitter(
+        rec, policy=PlanPolicy(gpu_resize=True, allow_mig_swap=True), owners=OwnerCache()
+    ).review(review(pod))
     res = jsonpatch.apply_patch(pod, decode_patch(reply))["spec"]["containers"][0]["resources"]
     assert res["requests"] == {"cpu": "1000m", "nvidia.com/mig-1g.10gb": "1"}
     assert res["limits"] == {"nvidia.com/mig-1g.10gb": "1"}

@@ -10,10 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
 
+from podsizer.settings import WebhookSettings
 from tests.unit.webhook.builders import T1, holder_with, recommendation, replicaset_pod, review
 from webhook.app import create_app
 from webhook.cluster import OwnerCache
-from webhook.settings import load_settings
 from webhook.store import SnapshotHolder
 
 
@@ -32,7 +32,7 @@ def registry() -> CollectorRegistry:
 
 @pytest.fixture
 def client(registry: CollectorRegistry) -> Iterator[TestClient]:
-    settings = load_settings({"max_body_bytes": 10_000, "default_mode": "auto"})
+    settings = WebhookSettings(max_body_bytes=10_000, default_mode="auto")
     app = create_app(settings, holder_with(recommendation()), OwnerCache(), registry, Clock())
     with TestClient(app) as c:
         yield c
@@ -114,7 +114,7 @@ def test_readyz_waits_for_the_store_and_metrics_show_its_age() -> None:
     holder = SnapshotHolder()
     registry = CollectorRegistry()
     clock = Clock()
-    app = create_app(load_settings(), holder, OwnerCache(), registry, clock)
+    app = create_app(WebhookSettings(), holder, OwnerCache(), registry, clock)
     with TestClient(app) as c:
         assert c.get("/healthz").status_code == 200
         assert c.get("/readyz").status_code == 503
@@ -127,10 +127,10 @@ def test_readyz_waits_for_the_store_and_metrics_show_its_age() -> None:
 
 def test_baseline_endpoint_only_when_enabled() -> None:
     off = create_app(
-        load_settings(), SnapshotHolder(), OwnerCache(), CollectorRegistry(), lambda: datetime.now(UTC)
+        WebhookSettings(), SnapshotHolder(), OwnerCache(), CollectorRegistry(), lambda: datetime.now(UTC)
     )
     on = create_app(
-        load_settings({"bench_endpoints": True}),
+        WebhookSettings(bench_endpoints=True),
         SnapshotHolder(),
         OwnerCache(),
         CollectorRegistry(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import orjson
@@ -11,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from podsizer.api import Recommendation
+from podsizer.modes import NoMetadata
+from podsizer.policy import Mode, PlanPolicy
 from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import CPU, MEM, pods, resources, scenarios
 from webhook.admission import AdmissionConfig, Admitter, Decision, DecisionCache, _Cached
-from webhook.calculators import CalcOptions, ResourcesCalculator
-from webhook.cluster import OwnerCache
-from webhook.modes import Mode, NoMetadata
+from webhook.cluster import MetadataCache, OwnerCache
 from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import AdmissionReview
 
@@ -28,8 +29,9 @@ COMMON: Any = {
 }
 MODES = st.sampled_from(["auto", "dry-run"])
 OPTIONS = st.builds(
-    CalcOptions,
-    st.sampled_from(["keep-ratio", "cap", "leave"]),
+    PlanPolicy,
+    st.sampled_from(["keep-ratio", "cap", "leave", "recommended"]),
+    st.booleans(),
     st.booleans(),
     st.sampled_from([0.0, 0.5]),
 )
@@ -50,9 +52,11 @@ FIXED_STORE = [
 ]
 
 
-def _admitter(holder: SnapshotHolder, mode: Mode, opts: CalcOptions, cache_size: int, **kw: Any) -> Admitter:
-    config = AdmissionConfig(mode, frozenset({"kube-system"}), opts)
-    return Admitter(config, holder, OwnerCache(), NoMetadata(), cache_size=cache_size, **kw)
+def _admitter(holder: SnapshotHolder, mode: Mode, opts: PlanPolicy, cache_size: int, **kw: Any) -> Admitter:
+    config = AdmissionConfig(dataclasses.replace(opts, default_mode=mode), frozenset({"kube-system"}))
+    return Admitter(
+        config, holder, kw.pop("owners", OwnerCache()), kw.pop("metadata", NoMetadata()), cache_size
+    )
 
 
 def _holder(recs: list[Recommendation]) -> SnapshotHolder:
@@ -73,7 +77,7 @@ def _same(cached: Admitter, uncached: Admitter, review: AdmissionReview) -> None
 @settings(max_examples=examples(600), **COMMON)
 @given(scenario=scenarios(), mode=MODES, opts=OPTIONS, uid=st.uuids())
 def test_cached_and_uncached_replies_are_identical_also_for_a_replica_with_another_uid(
-    scenario: tuple[dict[str, Any], list[Recommendation]], mode: Mode, opts: CalcOptions, uid: Any
+    scenario: tuple[dict[str, Any], list[Recommendation]], mode: Mode, opts: PlanPolicy, uid: Any
 ) -> None:
     pod, recs = scenario
     holder = _holder(recs)
@@ -120,7 +124,7 @@ def pod_and_variant(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
 @settings(max_examples=examples(600), **COMMON)
 @given(pair=pod_and_variant(), mode=MODES, opts=OPTIONS)
 def test_pods_that_differ_in_one_containers_resources_get_their_own_answers(
-    pair: tuple[dict[str, Any], dict[str, Any]], mode: Mode, opts: CalcOptions
+    pair: tuple[dict[str, Any], dict[str, Any]], mode: Mode, opts: PlanPolicy
 ) -> None:
     pod, variant = pair
     holder = _holder(FIXED_STORE)
@@ -133,7 +137,7 @@ def test_pods_that_differ_in_one_containers_resources_get_their_own_answers(
 def shared() -> tuple[Admitter, Admitter]:
     """One long-lived cached Admitter over a fixed store: entries of earlier examples must not leak."""
     holder = _holder(FIXED_STORE)
-    opts = CalcOptions("keep-ratio", True)
+    opts = PlanPolicy("keep-ratio", gpu_resize=True, allow_mig_swap=True)
     return _admitter(holder, "auto", opts, 64), _admitter(holder, "auto", opts, 0)
 
 
@@ -153,7 +157,7 @@ def _web(cpu: str) -> Recommendation:
 
 def test_replicas_share_one_entry_and_a_new_snapshot_is_not_answered_from_the_old_one() -> None:
     holder = _holder([_web("250m")])
-    a = _admitter(holder, "auto", CalcOptions(), 4096)
+    a = _admitter(holder, "auto", PlanPolicy(), 4096)
     pod = b.replicaset_pod("web", containers=[b.container("main", {"cpu": "1", "memory": "1Gi"})])
     for i in range(3):
         _, d = a.review(b.review(pod, uid=f"u{i}"))
@@ -179,8 +183,8 @@ def test_the_cache_is_bounded_and_drops_the_least_recently_used() -> None:
 def test_members_that_are_not_text_bypass_the_cache() -> None:
     holder = _holder([_web("250m")])
     cached, uncached = (
-        _admitter(holder, "auto", CalcOptions(), 4096),
-        _admitter(holder, "auto", CalcOptions(), 0),
+        _admitter(holder, "auto", PlanPolicy(), 4096),
+        _admitter(holder, "auto", PlanPolicy(), 0),
     )
     for value in (1, True, "1", 1.0):  # equal as dict keys, different as quantities
         pod = b.replicaset_pod("web", containers=[b.container("main", {"cpu": value})])  # type: ignore[dict-item]
@@ -188,11 +192,49 @@ def test_members_that_are_not_text_bypass_the_cache() -> None:
     assert cached.cache is not None and len(cached.cache) == 1  # only the text "1"
 
 
-def test_calculators_other_than_the_built_in_ones_turn_the_cache_off() -> None:
-    class EveryPodDiffers(ResourcesCalculator):
-        pass
+def _gpu_web() -> Recommendation:
+    return b.recommendation(
+        "Deployment",
+        "web",
+        containers=[b.crec("main", {"cpu": "250m", "nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})],
+    )
 
-    holder = _holder([_web("250m")])
-    a = _admitter(holder, "auto", CalcOptions(), 4096, calculators=[EveryPodDiffers()])
-    a.review(b.review(b.replicaset_pod("web")))
-    assert a.cache is not None and len(a.cache) == 0
+
+def _gpu_pod(opt_in: str | None) -> dict[str, Any]:
+    return b.replicaset_pod(
+        "web",
+        containers=[b.container("main", {"cpu": "1", "nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "2"})],
+        annotations={"podsizer.io/gpu": opt_in} if opt_in else {},
+    )
+
+
+def test_the_gpu_opt_in_is_part_of_the_key() -> None:
+    holder = _holder([_gpu_web()])
+    cached, uncached = (
+        _admitter(holder, "auto", PlanPolicy(), 4096),
+        _admitter(holder, "auto", PlanPolicy(), 0),
+    )
+    answers = []
+    for opt_in in (None, "resize", "keep", "Resize"):  # same containers; only the opt-in differs
+        _same(cached, uncached, b.review(_gpu_pod(opt_in), uid="u"))
+        reply, _ = cached.review(b.review(_gpu_pod(opt_in), uid="u"))
+        answers.append(b.resources_of(b.apply_reply(_gpu_pod(opt_in), reply), "main")["requests"])
+    assert [a["nvidia.com/gpu"] for a in answers] == ["2", "1", "2", "1"]
+    assert cached.cache is not None and len(cached.cache) == 2
+
+
+def test_a_workload_opt_in_arriving_later_is_not_answered_from_the_cache() -> None:
+    holder = _holder([_gpu_web()])
+    meta = MetadataCache()
+    a = _admitter(holder, "auto", PlanPolicy(), 4096, metadata=meta)
+    pod = _gpu_pod(None)
+    before, _ = a.review(b.review(pod, uid="u1"))
+    meta.handler("Deployment").event(
+        "ADDED",
+        {"metadata": {"name": "web", "namespace": "shop", "annotations": {"podsizer.io/gpu": "resize"}}},
+    )
+    after, _ = a.review(b.review(pod, uid="u2"))
+    held = [
+        b.resources_of(b.apply_reply(pod, r), "main")["requests"]["nvidia.com/gpu"] for r in (before, after)
+    ]
+    assert held == ["2", "1"]

@@ -23,13 +23,14 @@ from kubernetes.utils import parse_quantity
 from prometheus_client import CollectorRegistry
 
 from podsizer.api import Recommendation
+from podsizer.plan import DRY_RUN_KEY
+from podsizer.policy import PlanPolicy
+from podsizer.settings import WebhookSettings
 from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import mutated, pods, scenarios
 from webhook.app import create_app
-from webhook.calculators import DRY_RUN_KEY, CalcOptions
 from webhook.cluster import OwnerCache
-from webhook.settings import load_settings
 from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import BadReview, parse_review
 
@@ -54,7 +55,8 @@ MUTATION_RECS = [
     for name in ("web", "api-v2", "cart")
 ]
 MODES = st.sampled_from(["auto", "auto", "dry-run", "off"])
-POLICIES = st.sampled_from(["keep-ratio", "cap", "leave"])
+POLICIES = st.sampled_from(["keep-ratio", "cap", "leave", "recommended"])
+GPU = st.sampled_from(["keep", "resize", "resize+mig"])  # the GPU opt-in, and MIG swapping allowed
 
 
 def _extended(name: str) -> bool:
@@ -82,18 +84,19 @@ def assert_valid_pod(pod: dict[str, Any]) -> None:
                     assert v <= parsed_lim[k], f"{c['name']}: {k} request {v} > limit {parsed_lim[k]}"
 
 
-def _admitter(recs: list[Recommendation], mode: str, policy: str, swap: bool) -> Any:
-    return b.admitter(*recs, default_mode=mode, options=CalcOptions(policy, swap))  # type: ignore[arg-type]
+def _admitter(recs: list[Recommendation], mode: str, policy: str, gpu: str) -> Any:
+    plan = PlanPolicy(policy, gpu_resize=gpu != "keep", allow_mig_swap=gpu == "resize+mig")  # type: ignore[arg-type]
+    return b.admitter(*recs, default_mode=mode, policy=plan)  # type: ignore[arg-type]
 
 
 @settings(max_examples=max(1, TOTAL * 55 // 100), **COMMON)  # type: ignore[arg-type]
-@given(scenario=scenarios(), mode=MODES, policy=POLICIES, swap=st.booleans(), dry=st.booleans())
+@given(scenario=scenarios(), mode=MODES, policy=POLICIES, gpu=GPU, dry=st.booleans())
 def test_generated_reviews_patch_into_valid_pods(
-    scenario: tuple[dict[str, Any], list[Recommendation]], mode: str, policy: str, swap: bool, dry: bool
+    scenario: tuple[dict[str, Any], list[Recommendation]], mode: str, policy: str, gpu: str, dry: bool
 ) -> None:
     pod, recs = scenario
     review = b.review(pod, dry_run=dry, uid="fuzz")
-    reply, decision = _admitter(recs, mode, policy, swap).review(review)
+    reply, decision = _admitter(recs, mode, policy, gpu).review(review)
     event(f"{decision.outcome}: {decision.reason}")  # see --hypothesis-show-statistics
     assert reply["response"]["allowed"] is True
     assert reply["response"]["uid"] == "fuzz"
@@ -123,11 +126,11 @@ def mutated_reviews(draw: st.DrawFn) -> Any:
     doc=mutated_reviews(),
     mode=MODES,
     policy=POLICIES,
-    swap=st.booleans(),
+    gpu=GPU,
     truncate=st.integers(0, 20),
 )
 def test_mutated_reviews_never_raise_and_never_deny(
-    doc: Any, mode: str, policy: str, swap: bool, truncate: int
+    doc: Any, mode: str, policy: str, gpu: str, truncate: int
 ) -> None:
     body = orjson.dumps(doc)
     if truncate == 0:
@@ -137,7 +140,7 @@ def test_mutated_reviews_never_raise_and_never_deny(
     except BadReview as exc:
         assert str(exc)
         return
-    reply, decision = _admitter(MUTATION_RECS, mode, policy, swap).review(review)
+    reply, decision = _admitter(MUTATION_RECS, mode, policy, gpu).review(review)
     assert decision.outcome != "error", "malformed input is skipped, not an internal error"
     assert reply["response"]["allowed"] is True
     assert reply["response"]["uid"] == review["request"]["uid"]
@@ -149,7 +152,7 @@ def test_mutated_reviews_never_raise_and_never_deny(
 @pytest.fixture(scope="module")
 def asgi() -> Iterator[tuple[TestClient, SnapshotHolder]]:
     holder = SnapshotHolder()
-    settings = load_settings({"default_mode": "auto", "max_body_bytes": 64_000})
+    settings = WebhookSettings(default_mode="auto", max_body_bytes=64_000)
     app = create_app(settings, holder, OwnerCache(), CollectorRegistry(), lambda: datetime.now(UTC))
     with TestClient(app, raise_server_exceptions=True) as client:
         yield client, holder

@@ -60,11 +60,37 @@ def test_standalone_derivation(pod: dict[str, Any], expected: WorkloadRef | None
     assert resolve_workload(pod, "shop", OwnerCache(), None) == expected
 
 
-def test_deployer_pod_would_resolve_only_through_its_rc() -> None:
-    # The admission path skips deployer pods before owner resolution; this documents why that guard matters.
-    assert resolve_workload(deployer_pod(), "shop", OwnerCache(), None) == WorkloadRef(
-        "shop", "DeploymentConfig", "cart"
-    )
+def test_deployer_pod_has_no_workload_even_with_an_rc_owner() -> None:
+    # The deployer pod is controlled by the app's RC and carries the DC annotation: the resolver skips it.
+    assert resolve_workload(deployer_pod(), "shop", OwnerCache(), None) is None
+
+
+def test_mirror_pod_has_no_workload() -> None:
+    pod = statefulset_pod("etcd")
+    pod["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "3f1c2a"}
+    assert resolve_workload(pod, "shop", OwnerCache(), None) is None
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind"),
+    [
+        ("apps/v1", "ReplicationController"),
+        ("example.com/v1", "ReplicaSet"),
+        ("example.com/v1", "StatefulSet"),
+    ],
+)
+def test_pod_controller_in_another_api_group_is_not_a_workload(api_version: str, kind: str) -> None:
+    pod = statefulset_pod("db")
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": api_version, "kind": kind, "name": "db", "controller": True}
+    ]
+    assert resolve_workload(pod, "shop", OwnerCache(), None) is None
+
+
+def test_replicaset_owner_in_another_api_group_is_not_a_workload() -> None:
+    cache = OwnerCache()
+    cache.handler("ReplicaSet").replace([_rs_event("web-7d4b9c8f5", "example.com/v1", "Deployment", "web")])
+    assert resolve_workload(replicaset_pod("web"), "shop", cache, None) is None
 
 
 def test_cache_wins_over_labels() -> None:

@@ -70,7 +70,8 @@ def test_pointer_joins_escaped_tokens() -> None:
 
 @pytest.mark.parametrize("resources", [None, [], {}, {"requests": None}, {"limits": {"cpu": "1"}}])
 def test_changes_to_patch_creates_resources_requests_and_limits(resources: Any) -> None:
-    from webhook.calculators import Change, changes_to_patch
+    from podsizer.podspec import Change
+    from webhook.writer import changes_to_patch
 
     container: dict[str, Any] = {"name": "main"}
     if resources is not None:

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from webhook.cli import add_arguments, run, settings_from_args
-from webhook.settings import SettingsError, WebhookSettings, load_settings
+from podsizer.settings import SettingsError, WebhookSettings, load, load_from_args, run_reporting_errors
+from webhook.cli import add_arguments, run
+
+
+def load_settings() -> WebhookSettings:
+    return load(WebhookSettings)
+
+
+def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
+    return load_from_args(WebhookSettings, args)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -30,7 +38,9 @@ def test_every_setting_has_a_flag() -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.option_strings[0] != "-h"}
-    assert flags == {"--" + f.replace("_", "-") for f in WebhookSettings.model_fields}
+    names = {f.replace("_", "-") for f in WebhookSettings.model_fields}
+    bools = {f.replace("_", "-") for f, i in WebhookSettings.model_fields.items() if i.annotation is bool}
+    assert flags == {"--" + n for n in names} | {"--no-" + n for n in bools}
 
 
 def test_env_then_flag_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,11 +58,11 @@ def test_env_then_flag_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     ("env", "value", "named"),
     [
         ("PODSIZER_PORT", "eighty", "PODSIZER_PORT (--port)"),
-        ("PODSIZER_PORT", "70000", "PODSIZER_PORT"),
+        ("PODSIZER_PORT", "70000", "PODSIZER_PORT (--port)"),
         ("PODSIZER_DEFAULT_MODE", "yolo", "PODSIZER_DEFAULT_MODE (--default-mode)"),
-        ("PODSIZER_LIMIT_POLICY", "double", "PODSIZER_LIMIT_POLICY"),
-        ("PODSIZER_MIN_CONFIDENCE", "2", "PODSIZER_MIN_CONFIDENCE"),
-        ("PODSIZER_STORE", "redis", "PODSIZER_STORE"),
+        ("PODSIZER_LIMIT_POLICY", "double", "PODSIZER_LIMIT_POLICY (--limit-policy)"),
+        ("PODSIZER_MIN_CONFIDENCE", "2", "PODSIZER_MIN_CONFIDENCE (--min-confidence)"),
+        ("PODSIZER_STORE", "redis", "PODSIZER_STORE (--store)"),
     ],
 )
 def test_bad_env_value_names_the_variable(
@@ -67,18 +77,19 @@ def test_run_exits_2_with_the_variable_name(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PODSIZER_TLS_RELOAD_INTERVAL", "-1")
-    assert run(_parse([])) == 2
-    assert "PODSIZER_TLS_RELOAD_INTERVAL" in capsys.readouterr().err
+    assert run_reporting_errors("webhook", run, _parse([])) == 2
+    assert capsys.readouterr().err == (
+        "podsizer webhook: PODSIZER_TLS_RELOAD_INTERVAL (--tls-reload-interval):"
+        " Input should be greater than 0 (got '-1')\n"
+    )
 
 
 def test_missing_certificate_fails_at_start_naming_the_variable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        run(_parse(["--tls-cert-file", str(tmp_path / "none.crt"), "--tls-key-file", str(tmp_path / "k")]))
-        == 2
-    )
-    assert "PODSIZER_TLS_CERT_FILE" in capsys.readouterr().err
+    args = _parse(["--tls-cert-file", str(tmp_path / "none.crt"), "--tls-key-file", str(tmp_path / "k")])
+    assert run_reporting_errors("webhook", run, args) == 2
+    assert capsys.readouterr().err.startswith("podsizer webhook: PODSIZER_TLS_CERT_FILE (--tls-cert-file): ")
 
 
 def test_docs_list_every_setting() -> None:

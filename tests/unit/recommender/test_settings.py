@@ -1,4 +1,4 @@
-"""Settings: defaults, PODSIZER_* environment, flags over env, errors naming the variable."""
+"""Recommender settings: defaults, PODSIZER_* environment, flags over env, errors naming the variable."""
 
 from __future__ import annotations
 
@@ -8,20 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from recommender.config import (
-    ConfigError,
+from podsizer.settings import (
     RecommenderSettings,
-    add_settings_arguments,
+    SettingsError,
+    add_arguments,
     env_name,
+    flag_name,
     flag_values,
-    load_settings,
+    load,
 )
 from recommender.sizing.policy import SizingPolicy
 
 
+def load_settings(
+    flags: dict[str, object] | None = None, env: dict[str, str] | None = None
+) -> RecommenderSettings:
+    return load(RecommenderSettings, flags, env)
+
+
 def parse(argv: list[str]) -> dict[str, object]:
     parser = argparse.ArgumentParser()
-    add_settings_arguments(parser)
+    add_arguments(parser, RecommenderSettings)
     return flag_values(parser.parse_args(argv))
 
 
@@ -31,7 +38,7 @@ def test_defaults_give_the_default_sizing_policy() -> None:
     assert (s.source, s.window_days, s.interval_seconds, s.store) == ("prometheus", 7.0, 3600.0, "json")
     assert s.forecast_horizon_days == 7.0
     assert s.leader_election is False
-    assert s.namespaces == []
+    assert s.namespaces == ()
 
 
 def test_every_sizing_policy_field_is_a_setting() -> None:
@@ -54,7 +61,7 @@ def test_environment_variables_fill_the_settings(monkeypatch: pytest.MonkeyPatch
     assert policy.memory_min_bytes == 64 * 1024 * 1024
     assert policy.cpu_min_cores == pytest.approx(0.02)
     assert policy.cpu_limit_factor == 2.0
-    assert s.namespaces == ["shop", "ml"]
+    assert s.namespaces == ("shop", "ml")
     assert s.leader_election is True
 
 
@@ -81,44 +88,52 @@ def test_empty_optional_values_mean_none() -> None:
 @pytest.mark.parametrize(
     ("env", "needle"),
     [
-        ({"PODSIZER_CPU_MARGIN": "-1"}, "PODSIZER_CPU_MARGIN: Input should be greater than or equal to 0"),
+        (
+            {"PODSIZER_CPU_MARGIN": "-1"},
+            "PODSIZER_CPU_MARGIN (--cpu-margin): Input should be greater than or equal to 0",
+        ),
         (
             {"PODSIZER_CPU_PERCENTILE": "1.5"},
-            "PODSIZER_CPU_PERCENTILE: Input should be less than or equal to 1",
+            "PODSIZER_CPU_PERCENTILE (--cpu-percentile): Input should be less than or equal to 1",
         ),
-        ({"PODSIZER_WINDOW_DAYS": "seven"}, "PODSIZER_WINDOW_DAYS: Input should be a valid number"),
+        (
+            {"PODSIZER_WINDOW_DAYS": "seven"},
+            "PODSIZER_WINDOW_DAYS (--window-days): Input should be a valid number",
+        ),
         (
             {"PODSIZER_SOURCE": "influx"},
-            "PODSIZER_SOURCE: Input should be 'prometheus', 'demo', 'file' or 'dcgm'",
+            "PODSIZER_SOURCE (--source): Input should be 'prometheus', 'demo', 'file' or 'dcgm'",
         ),
         (
             {"PODSIZER_MEMORY_MIN_BYTES": "lots"},
-            "PODSIZER_MEMORY_MIN_BYTES: Value error, invalid Kubernetes quantity",
+            "PODSIZER_MEMORY_MIN_BYTES (--memory-min-bytes): Value error, invalid Kubernetes quantity",
         ),
         ({"PODSIZER_METRICS_PORT": "70000"}, "PODSIZER_METRICS_PORT"),
         (
             {"PODSIZER_LEADER_ELECTION": "perhaps"},
-            "PODSIZER_LEADER_ELECTION: Input should be a valid boolean",
+            "PODSIZER_LEADER_ELECTION (--leader-election): Input should be a valid boolean",
         ),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], needle: str) -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         load_settings(env=env)
     assert needle in str(err.value)
 
 
 def test_a_bad_flag_names_the_flag_and_the_variable_and_all_errors_are_reported() -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(SettingsError) as err:
         load_settings(parse(["--cpu-margin", "x"]), env={"PODSIZER_GPU_IDLE_THRESHOLD": "2"})
     msg = str(err.value)
-    assert "--cpu-margin (PODSIZER_CPU_MARGIN): Input should be a valid number" in msg
-    assert "PODSIZER_GPU_IDLE_THRESHOLD: Input should be less than or equal to 1" in msg
+    assert "PODSIZER_CPU_MARGIN (--cpu-margin): Input should be a valid number" in msg
+    assert (
+        "PODSIZER_GPU_IDLE_THRESHOLD (--gpu-idle-threshold): Input should be less than or equal to 1" in msg
+    )
 
 
 def test_every_setting_has_a_flag_and_a_description() -> None:
     parser = argparse.ArgumentParser()
-    add_settings_arguments(parser)
+    add_arguments(parser, RecommenderSettings)
     help_text = parser.format_help()
     for name, field in RecommenderSettings.model_fields.items():
         assert "--" + name.replace("_", "-") in help_text
@@ -132,8 +147,6 @@ def test_store_file_is_accepted_as_the_webhooks_name_for_the_json_store() -> Non
 
 
 def test_the_docs_list_every_setting_with_its_flag() -> None:
-    from recommender.config import flag_name
-
     docs = (Path(__file__).resolve().parents[3] / "docs" / "recommender.md").read_text()
     missing = [
         name

@@ -1,4 +1,4 @@
-"""ResourcesCalculator: cpu/memory requests from the recommendation, bounds, and the three limit policies."""
+"""The pod plan for cpu/memory: requests from the recommendation, bounds, and every limit policy."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from typing import Any
 import pytest
 
 from podsizer.api import ContainerPolicy
+from podsizer.modes import Resolved
+from podsizer.plan import plan_pod
+from podsizer.policy import LimitPolicy, PlanPolicy
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
-from webhook.calculators import CalcOptions, LimitPolicy, ResourcesCalculator
 
 MI = 2**20
+AUTO = Resolved("auto")
 
 
 def _changes(
@@ -23,10 +26,8 @@ def _changes(
 ) -> dict[tuple[str, str, str], tuple[str | None, str | None]]:
     pod = replicaset_pod(containers=pod_containers, init=init or [])
     rec = recommendation(containers=rec_containers, policy=bounds)
-    out = ResourcesCalculator().changes(
-        pod, rec, CalcOptions(limit_policy=policy, min_confidence=min_confidence)
-    )
-    return {(c.container, c.field, c.resource): (c.old, c.new) for c in out}
+    plan = plan_pod(pod, rec, PlanPolicy(policy, min_confidence=min_confidence), AUTO)
+    return {(c.container, c.field, c.resource): (c.old, c.new) for c in plan.changes}
 
 
 # (pod requests, pod limits, recommended requests, policy) -> expected changes
@@ -135,7 +136,7 @@ def test_limit_policies(
     assert _changes([container("main", requests, limits)], [crec("main", recommended)], policy) == expected
 
 
-def test_bounds_clamp_requests_and_the_container_entry_wins_over_wildcard() -> None:
+def test_bounds_clamp_requests_and_the_container_entry_replaces_the_wildcard() -> None:
     bounds = (
         ContainerPolicy("*", {"cpu": 0.3}, {"memory": 256 * MI}),
         ContainerPolicy("main", {}, {"memory": 384 * MI}),
@@ -146,7 +147,7 @@ def test_bounds_clamp_requests_and_the_container_entry_wins_over_wildcard() -> N
         bounds=bounds,
     )
     assert got == {
-        ("main", "requests", "cpu"): ("1", "300m"),
+        ("main", "requests", "cpu"): ("1", "100m"),  # main's own entry has no cpu bound; "*" does not apply
         ("main", "requests", "memory"): ("1Gi", "384Mi"),
         ("side", "requests", "cpu"): ("1", "300m"),
         ("side", "requests", "memory"): ("1Gi", "256Mi"),
@@ -187,5 +188,54 @@ def test_init_containers_and_sidecars_are_matched_by_name() -> None:
     assert got == {("log-shipper", "requests", "cpu"): ("200m", "50m")}
     pod = replicaset_pod(containers=[container("main")], init=[sidecar])
     rec = recommendation(containers=[crec("log-shipper", {"cpu": "50m"})])
-    (change,) = ResourcesCalculator().changes(pod, rec, CalcOptions())
+    (change,) = plan_pod(pod, rec, PlanPolicy(), AUTO).changes
     assert (change.section, change.index) == ("initContainers", 0)
+
+
+@pytest.mark.parametrize(
+    ("limits", "rec_limits", "bounds", "expected_limits"),
+    [
+        pytest.param(
+            {"cpu": "1", "memory": "2Gi"},
+            {"memory": "640Mi"},
+            (),
+            {"memory": ("2Gi", "640Mi")},
+            id="the recommended memory limit is written; cpu without one keeps its limit",
+        ),
+        pytest.param(
+            None,
+            {"cpu": "500m", "memory": "640Mi"},
+            (),
+            {"cpu": (None, "500m"), "memory": (None, "640Mi")},
+            id="a limit the pod did not have is written",
+        ),
+        pytest.param(
+            {"memory": "2Gi"},
+            {"memory": "640Mi"},
+            (ContainerPolicy("main", {"memory": 1024 * MI}),),
+            {"memory": ("2Gi", "1024Mi")},
+            id="never below the request that bounds raised",
+        ),
+        pytest.param(
+            {"cpu": "100m"},
+            {},
+            (),
+            {"cpu": ("100m", "250m")},
+            id="no recommended limit: raised to the request like cap",
+        ),
+    ],
+)
+def test_recommended_limit_policy_writes_the_recommendations_limits(
+    limits: dict[str, str] | None,
+    rec_limits: dict[str, str],
+    bounds: tuple[ContainerPolicy, ...],
+    expected_limits: dict[str, tuple[str | None, str]],
+) -> None:
+    got = _changes(
+        [container("main", {"cpu": "500m", "memory": "1Gi"}, limits)],
+        [crec("main", {"cpu": "250m", "memory": "512Mi"}, rec_limits)],
+        "recommended",
+        bounds,
+    )
+    assert {r: v for (_, f, r), v in got.items() if f == "limits"} == expected_limits
+    assert got[("main", "requests", "cpu")] == ("500m", "250m")  # requests follow the recommendation

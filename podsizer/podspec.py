@@ -1,31 +1,19 @@
-"""What calculators share: the Change value, container slots, usable recommendations, change -> patch."""
+"""A pod's containers as slots, the Change value, exact quantities, and the pod's cache shape."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple
 
-from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import as_decimal
-from webhook.patch import PatchBuilder
 
 Section = Literal["containers", "initContainers"]
 Field = Literal["requests", "limits"]
-LimitPolicy = Literal["keep-ratio", "cap", "leave"]
-LIMIT_POLICIES: tuple[LimitPolicy, ...] = ("keep-ratio", "cap", "leave")
 SECTIONS: tuple[Section, ...] = ("initContainers", "containers")
-
-
-@dataclass(frozen=True)
-class CalcOptions:
-    """Knobs from configuration that shape the patch."""
-
-    limit_policy: LimitPolicy = "keep-ratio"
-    allow_mig_swap: bool = False
-    min_confidence: float = 0.0
+FIELDS: tuple[Field, ...] = ("requests", "limits")
 
 
 class Change(NamedTuple):
@@ -42,11 +30,11 @@ class Change(NamedTuple):
     old: str | None
     new: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | None]:
         return {
             "container": self.container,
-            "containerType": self.section,
-            "field": self.field,
+            "containerType": str(self.section),
+            "field": str(self.field),
             "resource": self.resource,
             "from": self.old,
             "to": self.new,
@@ -54,32 +42,27 @@ class Change(NamedTuple):
 
 
 class ContainerSlot(NamedTuple):
-    """A container of the incoming pod with its current requests/limits (quantities as sent)."""
+    """A container of the pod (or template) with its current requests/limits (quantities as sent)."""
 
     section: Section
     index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing here calls
     name: str
-    requests: Mapping[str, Any]
-    limits: Mapping[str, Any]
+    requests: Mapping[str, object]
+    limits: Mapping[str, object]
 
     def current(self, field: Field, resource: str) -> str | None:
         value = (self.requests if field == "requests" else self.limits).get(resource)
         return None if value is None else str(value)
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def _mapping(value: object) -> Mapping[str, Any]:
     if type(value) is dict:  # what JSON decoding gives: skip the slower ABC check
         return value
     return value if isinstance(value, Mapping) else {}
 
 
-def pod_containers(pod: Mapping[str, Any]) -> Iterator[ContainerSlot]:
-    """Init containers and app containers (sidecars are init containers with restartPolicy Always)."""
-    yield from container_slots(pod)
-
-
-def container_slots(pod: Mapping[str, Any]) -> list[ContainerSlot]:
-    """`pod_containers` as a list, in one walk; the admission path hands it to every calculator."""
+def container_slots(pod: Mapping[str, object]) -> list[ContainerSlot]:
+    """Init containers then app containers (sidecars are init containers with restartPolicy Always)."""
     spec = _mapping(pod.get("spec"))
     slots: list[ContainerSlot] = []
     for section in SECTIONS:
@@ -119,8 +102,8 @@ def _members(value: Any) -> tuple[tuple[str, str], ...] | None:
     return items
 
 
-def containers_shape(pod: Mapping[str, Any]) -> Hashable | None:
-    """What the built-in calculators and `changes_to_patch` read of the pod's containers, as a hashable key.
+def containers_shape(pod: Mapping[str, object]) -> Hashable | None:
+    """What the pod plan and the patch writer read of the pod's containers, as a hashable key.
 
     Per container: section, index, name, whether resources/requests/limits are objects and their members.
     None when something is not of the plain types JSON decoding gives (then the caller does not cache).
@@ -162,15 +145,7 @@ def containers_shape(pod: Mapping[str, Any]) -> Hashable | None:
         return None
 
 
-def usable(rec: Recommendation, name: str, opts: CalcOptions) -> ContainerRecommendation | None:
-    """The container's recommendation unless missing or low-confidence (those are never applied)."""
-    for cr in rec.containers:  # Recommendation.container, without a generator per call
-        if cr.name == name:
-            return None if cr.low_confidence or cr.confidence < opts.min_confidence else cr
-    return None
-
-
-def quantity(value: Any) -> Decimal | None:
+def quantity(value: object) -> Decimal | None:
     """Exact value of a quantity; None when absent or not parseable (then the value is left alone)."""
     if value is None or isinstance(value, bool):
         return None
@@ -187,48 +162,29 @@ def _parse_cached(text: str) -> Decimal | None:
     return d if d.is_finite() else None
 
 
-class Calculator(Protocol):
-    """Given the pod and its workload's Recommendation, the changes for one concern."""
+@dataclass(frozen=True)
+class CurrentResources:
+    """One container's requests and limits today, as quantity strings (for a synthetic pod template)."""
 
     name: str
-
-    def changes(self, pod: Mapping[str, Any], rec: Recommendation, opts: CalcOptions) -> list[Change]: ...
-
-
-@runtime_checkable
-class SlotCalculator(Calculator, Protocol):
-    """A calculator that reads only the pod's container slots: the admission path walks the pod once."""
-
-    def changes_for(
-        self, slots: Sequence[ContainerSlot], rec: Recommendation, opts: CalcOptions
-    ) -> list[Change]: ...
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+    init: bool = False
 
 
-def changes_to_patch(builder: PatchBuilder, changes: Sequence[Change]) -> None:
-    """Append the ops for `changes`; missing (or non-object) `resources`, `requests`, `limits` are created.
+def pod_template(
+    containers: Sequence[CurrentResources],
+    annotations: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, object]:
+    """A pod built from current requests/limits, so `recommend` and the console can run the pod plan."""
 
-    The container itself exists (calculators only name containers they found in the pod).
-    """
-    spec = _mapping(builder.doc.get("spec"))
-    parents: dict[tuple[str, int, str], str] = {}
-    created: set[tuple[str, int]] = set()
-    for ch in changes:
-        key = (ch.section, ch.index, ch.field)
-        parent = parents.get(key)
-        if parent is None:
-            container = _mapping(spec[ch.section][ch.index])
-            res_ptr = f"/spec/{ch.section}/{ch.index}/resources"
-            resources = container.get("resources")
-            if (ch.section, ch.index) in created:
-                resources = {}
-            elif not isinstance(resources, Mapping):
-                builder.add_raw(res_ptr, {})
-                created.add((ch.section, ch.index))
-                resources = {}
-            parent = parents[key] = f"{res_ptr}/{ch.field}"
-            if not isinstance(resources.get(ch.field), Mapping):
-                builder.add_raw(parent, {})
-        if ch.new is None:
-            builder.remove_under(parent, ch.resource)
-        else:
-            builder.set_under(parent, ch.resource, ch.new)
+    def one(c: CurrentResources) -> dict[str, object]:
+        return {"name": c.name, "resources": {"requests": dict(c.requests), "limits": dict(c.limits)}}
+
+    spec: dict[str, object] = {"containers": [one(c) for c in containers if not c.init]}
+    init = [one(c) for c in containers if c.init]
+    if init:
+        spec["initContainers"] = init
+    meta = {"annotations": dict(annotations or {}), "labels": dict(labels or {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -1,14 +1,24 @@
-"""GpuCalculator: whole GPU counts with requests == limits, and the MIG swap only when allowed."""
+"""The pod plan's GPU step: only with the GPU opt-in; whole counts, requests == limits, MIG swap if on."""
 
 from __future__ import annotations
 
 import pytest
 
-from podsizer.api import GpuRecommendation
+from podsizer.api import ContainerPolicy, GpuRecommendation
+from podsizer.modes import Resolved
+from podsizer.plan import plan_pod
+from podsizer.podspec import Change
+from podsizer.policy import PlanPolicy
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
-from webhook.calculators import CalcOptions, GpuCalculator
 
 MIG = "nvidia.com/mig-2g.20gb"
+RESIZE = Resolved("auto", gpu_resize=True)
+
+
+def _gpu_changes(plan_changes: tuple[Change, ...]) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    return {
+        (c.field, c.resource): (c.old, c.new) for c in plan_changes if c.resource.startswith("nvidia.com/")
+    }
 
 
 def _gpu_rec(suggested: str | None = MIG) -> GpuRecommendation:
@@ -27,8 +37,7 @@ def _run(
         containers=[crec("train", {"cpu": "1", **recommended}, recommended, low_confidence=low)],
         gpu=_gpu_rec(suggested),
     )
-    changes = GpuCalculator().changes(pod, rec, CalcOptions(allow_mig_swap=swap))
-    return {(c.field, c.resource): (c.old, c.new) for c in changes}
+    return _gpu_changes(plan_pod(pod, rec, PlanPolicy(allow_mig_swap=swap), RESIZE).changes)
 
 
 @pytest.mark.parametrize(
@@ -100,5 +109,61 @@ def test_low_confidence_gpu_recommendation_is_not_applied() -> None:
 def test_request_only_gpu_gets_its_limit_set_equal() -> None:
     pod = replicaset_pod(containers=[container("train", {"nvidia.com/gpu": "1"}, {})])
     rec = recommendation(containers=[crec("train", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})])
-    changes = GpuCalculator().changes(pod, rec, CalcOptions())
+    changes = plan_pod(pod, rec, PlanPolicy(), RESIZE).changes
     assert {(c.field, c.resource, c.old, c.new) for c in changes} == {("limits", "nvidia.com/gpu", None, "1")}
+
+
+def _train(held: str = "2", annotations: dict[str, str] | None = None) -> dict[str, object]:
+    gpus = {"nvidia.com/gpu": held}
+    return replicaset_pod(
+        containers=[container("train", {"cpu": "2", **gpus}, gpus)], annotations=annotations
+    )
+
+
+TRAIN = recommendation(
+    containers=[crec("train", {"cpu": "1", "nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})], gpu=_gpu_rec()
+)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_keep_is_the_default_and_changes_no_gpu_in_auto_mode(swap: bool) -> None:
+    plan = plan_pod(_train(), TRAIN, PlanPolicy(allow_mig_swap=swap, default_mode="auto"))
+    assert (plan.mode, plan.gpu_resize) == ("auto", False)
+    assert _gpu_changes(plan.changes) == {}
+    assert [(c.resource, c.new) for c in plan.changes] == [("cpu", "1000m")]  # cpu still changes
+
+
+def test_resize_by_annotation_changes_the_count() -> None:
+    pod = _train(annotations={"podsizer.io/gpu": "Resize", "podsizer.io/mode": "auto"})
+    plan = plan_pod(pod, TRAIN, PlanPolicy())
+    assert plan.gpu_resize is True
+    assert _gpu_changes(plan.changes) == {
+        ("requests", "nvidia.com/gpu"): ("2", "1"),
+        ("limits", "nvidia.com/gpu"): ("2", "1"),
+    }
+
+
+def test_resize_by_default_and_keep_on_the_pod_wins() -> None:
+    pod = _train(annotations={"podsizer.io/gpu": "keep"})
+    plan = plan_pod(pod, TRAIN, PlanPolicy(gpu_resize=True, allow_mig_swap=True))
+    assert plan.gpu_resize is False and _gpu_changes(plan.changes) == {}
+
+
+@pytest.mark.parametrize(
+    ("resize", "swap", "mig"), [(False, True, False), (True, False, False), (True, True, True)]
+)
+def test_mig_swap_needs_both_resize_and_allow_mig_swap(resize: bool, swap: bool, mig: bool) -> None:
+    plan = plan_pod(_train("1"), TRAIN, PlanPolicy(allow_mig_swap=swap), Resolved("auto", gpu_resize=resize))
+    assert ((("requests", MIG)) in _gpu_changes(plan.changes)) is mig
+
+
+def test_gpu_counts_respect_the_containers_bounds() -> None:
+    rec = recommendation(
+        containers=[crec("train", {"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"})],
+        policy=(ContainerPolicy("train", {"nvidia.com/gpu": 2}),),
+    )
+    plan = plan_pod(_train("3"), rec, PlanPolicy(), RESIZE)
+    assert _gpu_changes(plan.changes) == {
+        ("requests", "nvidia.com/gpu"): ("3", "2"),
+        ("limits", "nvidia.com/gpu"): ("3", "2"),
+    }

@@ -1,0 +1,235 @@
+"""The Recommendation's wire form: strict pydantic models with camelCase aliases, used only at the edge.
+
+The models check every contract rule of DESIGN.md "Recommendation" (quantities finite, non-negative,
+int64-safe and well formed; resource names; min <= max; confidence in [0, 1]; strict JSON types) and
+ignore unknown fields, so a newer writer's extra fields never break an older reader. Field order is the
+order the codec writes, so a dump is byte-identical to what the store has always held.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+from pydantic.alias_generators import to_camel
+
+from podsizer.api.identity import SUPPORTED_KINDS
+from podsizer.api.quantity import INT64_MAX, as_decimal, checked_quantity
+from podsizer.api.resource_name import check_resource_name
+
+API_GROUP = "podsizer.io"
+API_VERSION = "v1alpha1"
+KIND = "Recommendation"
+GROUP_VERSION = f"{API_GROUP}/{API_VERSION}"
+
+
+class FieldPathError(ValueError):
+    """A rule broken below the field whose validator raised it; `path` is appended to that field's path."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _number(value: object) -> int | float:
+    """A finite, non-negative JSON number (int or float kept as given, so it is written back the same)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {_type_name(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    if value < 0:
+        raise ValueError(f"expected a non-negative number, got {value!r}")
+    return value
+
+
+def _fraction(value: object) -> int | float:
+    number = _number(value)
+    if number > 1:
+        raise ValueError(f"expected a number in [0, 1], got {number!r}")
+    return number
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {_type_name(value)} {value!r}")
+    if not 0 <= value <= INT64_MAX:
+        raise ValueError(f"expected an integer in [0, 2^63-1], got {value!r}")
+    return value
+
+
+def parse_time(value: str) -> datetime:
+    """An RFC 3339 time; one without an offset is taken as UTC."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"invalid RFC 3339 time {value!r}") from exc
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with a Z suffix."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _time(value: object) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expected an RFC 3339 time string, got {_type_name(value)}")
+    return parse_time(value)
+
+
+def _quantity(resource: str, value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise FieldPathError(resource, f"expected a quantity string or integer, got {_type_name(value)}")
+    text = str(value)
+    try:
+        checked_quantity(resource, text)
+    except ValueError as exc:
+        raise FieldPathError(resource, str(exc)) from exc
+    return text
+
+
+def _quantities(value: object) -> dict[str, str]:
+    """{resource name: quantity}; an integer quantity is kept as its decimal string."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected an object, got {_type_name(value)}")
+    out: dict[str, str] = {}
+    for key, quantity in value.items():
+        if not isinstance(key, str):
+            raise FieldPathError(str(key), f"invalid resource name {key!r}")
+        try:
+            check_resource_name(key)
+        except ValueError as exc:
+            raise FieldPathError(key, str(exc)) from exc
+        out[key] = _quantity(key, quantity)
+    return out
+
+
+def _resource_name(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a resource name string, got {_type_name(value)}")
+    return check_resource_name(value)
+
+
+def _workload_kind(value: object) -> str:
+    if value not in SUPPORTED_KINDS:
+        raise ValueError(f"unsupported workload kind {value!r}; expected one of {', '.join(SUPPORTED_KINDS)}")
+    return str(value)
+
+
+Number = Annotated[float, PlainValidator(_number)]
+Fraction = Annotated[float, PlainValidator(_fraction)]
+Count = Annotated[int, PlainValidator(_count)]
+Time = Annotated[datetime, PlainValidator(_time), PlainSerializer(format_time, return_type=str)]
+Quantities = Annotated[dict[str, str], PlainValidator(_quantities)]
+ResourceName = Annotated[str, PlainValidator(_resource_name)]
+WorkloadKind = Annotated[str, PlainValidator(_workload_kind)]
+Name = Annotated[str, Field(min_length=1)]
+
+
+class Wire(BaseModel):
+    """Strict JSON types, camelCase on the wire, unknown fields ignored."""
+
+    model_config = ConfigDict(
+        strict=True, extra="ignore", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class WindowWire(Wire):
+    start: Time
+    end: Time
+    samples: Count = 0
+
+
+class ContainerWire(Wire):
+    name: Name
+    requests: Quantities | None = None
+    limits: Quantities | None = None
+    confidence: Fraction = 0.0
+    low_confidence: bool = False
+    reason: str = ""
+
+
+class GpuWire(Wire):
+    model: str = ""
+    allocated: Count = 0
+    sm_active_p95: Fraction = 0.0
+    fb_used_max_bytes: Count = 0
+    idle: bool = False
+    activity_signal: str = "SM_ACTIVE"
+    idle_since: Time | None = None
+    suggested_resource: ResourceName | None = None
+    hourly_cost: Number | None = None
+    wasted_hourly_cost: Number | None = None
+
+
+class ForecastWire(Wire):
+    horizon_days: Number = 7
+    cpu_cores_peak: Number = 0.0
+    memory_bytes_peak: Count = 0
+    method: str = ""
+
+
+class StatusWire(Wire):
+    cluster: str | None = None
+    generated_at: Time
+    window: WindowWire
+    sizing_mode: Literal["static", "autopilot"]
+    reason: str = ""
+    containers: list[ContainerWire] | None = None
+    gpu: GpuWire | None = None
+    forecast: ForecastWire | None = None
+
+
+class PolicyWire(Wire):
+    container_name: Name = "*"
+    min_allowed: Quantities | None = None
+    max_allowed: Quantities | None = None
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> Self:
+        lows, highs = self.min_allowed or {}, self.max_allowed or {}
+        for resource, low in lows.items():
+            high = highs.get(resource)
+            if high is not None and as_decimal(low) > as_decimal(high):
+                raise FieldPathError(f"minAllowed.{resource}", f"{low} is above maxAllowed.{resource} {high}")
+        return self
+
+
+class ResourcePolicyWire(Wire):
+    containers: list[PolicyWire] | None = None
+
+
+class TargetRefWire(Wire):
+    api_version: str | None = None
+    kind: WorkloadKind
+    name: Name
+
+
+class SpecWire(Wire):
+    target_ref: TargetRefWire
+    resource_policy: ResourcePolicyWire | None = None
+
+
+class MetadataWire(Wire):
+    name: str | None = None
+    namespace: Name
+    resource_version: str | None = None
+
+
+class RecommendationWire(Wire):
+    """One Recommendation object as the apiserver and the JSON file store hold it."""
+
+    api_version: Literal["podsizer.io/v1alpha1"] = "podsizer.io/v1alpha1"
+    kind: Literal["Recommendation"] = "Recommendation"
+    metadata: MetadataWire
+    spec: SpecWire
+    status: StatusWire

@@ -1,0 +1,165 @@
+"""Modes, exclusion and the GPU opt-in: one precedence (pod > workload > namespace > configuration)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeVar
+
+from podsizer.api import WorkloadRef
+from podsizer.policy import MODES, Mode, PlanPolicy
+
+log = logging.getLogger("podsizer.modes")
+
+MODE_KEY = "podsizer.io/mode"
+EXCLUDE_KEY = "podsizer.io/exclude"
+GPU_KEY = "podsizer.io/gpu"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+GPU_CHOICES = ("keep", "resize")
+Scope = Literal["pod", "workload", "namespace"]
+T = TypeVar("T")
+
+
+class Metadata(Protocol):
+    """The labels and annotations podsizer reads from a pod, a workload or a namespace."""
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+    @property
+    def annotations(self) -> Mapping[str, str]: ...
+
+
+@dataclass(frozen=True)
+class Meta:
+    """A plain Metadata value (a pod's own metadata, a test's, the console's)."""
+
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+
+
+class MetadataLookup(Protocol):
+    """Namespace and workload metadata from a watched cache (never an API call per request)."""
+
+    def namespace(self, name: str) -> Metadata | None: ...
+
+    def workload(self, ref: WorkloadRef) -> Metadata | None: ...
+
+
+class NoMetadata:
+    """Standalone: no cluster to watch; only the pod itself and configuration decide."""
+
+    def namespace(self, name: str) -> Metadata | None:
+        return None
+
+    def workload(self, ref: WorkloadRef) -> Metadata | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What the metadata decides for a pod: its mode (and where from), an opt-out, the GPU opt-in."""
+
+    mode: Mode
+    mode_source: str = "default"
+    excluded_by: Scope | None = None
+    gpu_resize: bool = False
+    gpu_source: str = "default"
+    ignored: tuple[str, ...] = ()  # invalid values passed over, e.g. "invalid podsizer.io/mode 'x' (pod ...)"
+
+    def describe(self) -> str:
+        """Where the mode came from, for people: "podsizer.io/mode pod annotation", "default; invalid ..."."""
+        return "; ".join((self.mode_source, *self.ignored))
+
+
+def _true(m: Mapping[str, str] | None) -> bool:
+    return m is not None and m.get(EXCLUDE_KEY, "").strip().lower() == "true"
+
+
+def opted_out(meta: Metadata | None) -> bool:
+    """`podsizer.io/exclude: "true"` (any case) as a label or an annotation."""
+    return meta is not None and (_true(meta.annotations) or _true(meta.labels))
+
+
+def excluded_by(
+    pod: Metadata | None, workload: Metadata | None = None, namespace: Metadata | None = None
+) -> Scope | None:
+    """The first of pod, namespace, workload that opts out; None when none does."""
+    if opted_out(pod):
+        return "pod"
+    if opted_out(namespace):
+        return "namespace"
+    if opted_out(workload):
+        return "workload"
+    return None
+
+
+def parse_mode(value: str | None, where: str = "") -> Mode | None:
+    """off, dry-run or auto in any case; an invalid value is logged and gives None (next level decides)."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    for mode in MODES:
+        if v == mode:
+            return mode
+    log.warning("ignoring %s=%r on %s: expected one of %s", MODE_KEY, value, where, ", ".join(MODES))
+    return None
+
+
+def parse_gpu(value: str | None, where: str = "") -> bool | None:
+    """keep -> False, resize -> True (any case); an invalid value is logged and gives None."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v in GPU_CHOICES:
+        return v == "resize"
+    log.warning("ignoring %s=%r on %s: expected keep or resize", GPU_KEY, value, where)
+    return None
+
+
+def _levels(
+    key: str, pod: Metadata | None, workload: Metadata | None, namespace: Metadata | None
+) -> tuple[tuple[str | None, str], ...]:
+    """The value of `key` per level, first wins: pod annotation, workload annotation, namespace label."""
+    return (
+        (pod.annotations.get(key) if pod is not None else None, "pod annotation"),
+        (workload.annotations.get(key) if workload is not None else None, "workload annotation"),
+        (namespace.labels.get(key) if namespace is not None else None, "namespace label"),
+    )
+
+
+def _first(
+    key: str, parse: Callable[[str | None, str], T | None], levels: tuple[tuple[str | None, str], ...]
+) -> tuple[T | None, str, tuple[str, ...]]:
+    """The first valid value by precedence, where it came from, and the invalid values passed over."""
+    ignored: list[str] = []
+    for value, src in levels:
+        parsed = parse(value, src)
+        if parsed is not None:
+            return parsed, f"{key} {src}", tuple(ignored)
+        if value is not None:
+            ignored.append(f"invalid {key} {value!r} ({src})")
+    return None, "default", tuple(ignored)
+
+
+def resolve(
+    policy: PlanPolicy,
+    pod: Metadata | None,
+    workload: Metadata | None = None,
+    namespace: Metadata | None = None,
+) -> Resolved:
+    """Exclusion, then mode and GPU opt-in by precedence: pod > workload > namespace > configuration."""
+    found: tuple[Mode | None, str, tuple[str, ...]] = _first(
+        MODE_KEY, parse_mode, _levels(MODE_KEY, pod, workload, namespace)
+    )
+    mode, mode_source, bad_mode = found
+    gpu, gpu_source, bad_gpu = _first(GPU_KEY, parse_gpu, _levels(GPU_KEY, pod, workload, namespace))
+    return Resolved(
+        policy.default_mode if mode is None else mode,
+        mode_source,
+        excluded_by(pod, workload, namespace),
+        policy.gpu_resize if gpu is None else gpu,
+        gpu_source,
+        bad_mode + bad_gpu,
+    )

@@ -1,0 +1,262 @@
+"""The pod plan: (pod or template, Recommendation, policy, modes) -> exactly the changes the pod gets.
+
+Steps, in order (docs/webhook.md): mode and exclusion, low confidence, bounds, limit policy,
+plausibility limits and LimitRange (a hook, no-op for now), then the GPU opt-in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal
+
+from podsizer.api import ContainerRecommendation, Recommendation
+from podsizer.api.quantity import format_resource
+from podsizer.bounds import BoundsError, clip_count, limits_of, policy_for
+from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
+from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
+from podsizer.policy import LimitPolicy, Mode, PlanPolicy
+
+APPLIED_KEY = "podsizer.io/applied"  # auto mode: what changed, from which Recommendation
+DRY_RUN_KEY = "podsizer.io/dry-run"  # dry-run: exactly the changes auto mode would make
+CPU_MEMORY = ("cpu", "memory")
+GPU = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"
+
+SkipReason = Literal[
+    "excluded-pod",
+    "excluded-workload",
+    "excluded-namespace",
+    "mode-off",
+    "no-matching-container",
+    "low-confidence",
+    "invalid-bounds",
+    "no-change",
+]
+EXCLUDED: dict[Scope, SkipReason] = {
+    "pod": "excluded-pod",
+    "workload": "excluded-workload",
+    "namespace": "excluded-namespace",
+}
+
+
+@dataclass(frozen=True)
+class PodPlan:
+    """The effective mode and either a skip reason or the exact changes (auto patches, dry-run records)."""
+
+    mode: Mode
+    gpu_resize: bool
+    changes: tuple[Change, ...] = ()
+    skip: SkipReason | None = None
+    detail: str = ""
+
+
+def mode_skip(resolved: Resolved) -> SkipReason | None:
+    """Step 1: an opt-out anywhere, or mode off, means no change at all."""
+    if resolved.excluded_by is not None:
+        return EXCLUDED[resolved.excluded_by]
+    return "mode-off" if resolved.mode == "off" else None
+
+
+def _str_map(value: object) -> Mapping[str, str]:
+    """Labels/annotations as text; a decoded JSON object of strings is used as it is (read only)."""
+    if type(value) is dict:
+        for k, v in value.items():
+            if type(k) is not str or type(v) is not str:
+                break
+        else:
+            return value
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def pod_metadata(pod: Mapping[str, object]) -> Meta:
+    """The pod's (or template's) own labels and annotations."""
+    meta = pod.get("metadata")
+    if not isinstance(meta, Mapping):
+        return Meta({}, {})
+    return Meta(_str_map(meta.get("labels")), _str_map(meta.get("annotations")))
+
+
+def usable(cr: ContainerRecommendation | None, policy: PlanPolicy) -> bool:
+    """Step 2: a low-confidence container recommendation is never applied."""
+    return cr is not None and not cr.low_confidence and cr.confidence >= policy.min_confidence
+
+
+def plan_pod(
+    pod: Mapping[str, object],
+    rec: Recommendation,
+    policy: PlanPolicy,
+    resolved: Resolved | None = None,
+    *,
+    workload: Metadata | None = None,
+    namespace: Metadata | None = None,
+) -> PodPlan:
+    """The one pure function every consumer calls; `resolved` defaults to resolving the pod's own
+    metadata with `workload` and `namespace` (see podsizer.modes.resolve)."""
+    if resolved is None:
+        resolved = resolve(policy, pod_metadata(pod), workload, namespace)
+    skip = mode_skip(resolved)
+    if skip is not None:
+        return PodPlan(resolved.mode, resolved.gpu_resize, skip=skip)
+    slots = container_slots(pod)
+    by_name = {c.name: c for c in rec.containers}
+    matched = [by_name[s.name] for s in slots if s.name in by_name]
+    if not matched:
+        return PodPlan(resolved.mode, resolved.gpu_resize, skip="no-matching-container")
+    if not any(usable(c, policy) for c in matched):
+        return PodPlan(resolved.mode, resolved.gpu_resize, skip="low-confidence")
+    try:
+        changes = plausible(_cpu_memory(slots, by_name, rec, policy), slots, rec, policy)
+        if resolved.gpu_resize:
+            changes.extend(_gpu(slots, by_name, rec, policy))
+    except BoundsError as exc:
+        return PodPlan(resolved.mode, resolved.gpu_resize, skip="invalid-bounds", detail=str(exc))
+    if not changes:
+        return PodPlan(resolved.mode, resolved.gpu_resize, skip="no-change")
+    return PodPlan(resolved.mode, resolved.gpu_resize, tuple(changes))
+
+
+def plausible(
+    changes: list[Change], slots: Sequence[ContainerSlot], rec: Recommendation, policy: PlanPolicy
+) -> list[Change]:
+    """Hook for plausibility limits (largest node's allocatable, maximum change factor) and LimitRange.
+
+    A documented no-op for now: the changes pass through unchanged. It runs after bounds and the limit
+    policy and before the GPU opt-in, as DESIGN orders the steps.
+    """
+    return changes
+
+
+@lru_cache(maxsize=4096)
+def _fmt_cached(resource: str, value: float) -> tuple[str, Decimal]:
+    text = format_resource(resource, value)
+    parsed = quantity(text)
+    assert parsed is not None
+    return text, parsed
+
+
+def _fmt(resource: str, value: Decimal | float) -> tuple[str, Decimal]:
+    """Canonical text (millicores, Mi) and its exact value; memoised, pods repeat the same values."""
+    return _fmt_cached(resource, float(value))
+
+
+def _cpu_memory(
+    slots: Sequence[ContainerSlot],
+    by_name: Mapping[str, ContainerRecommendation],
+    rec: Recommendation,
+    policy: PlanPolicy,
+) -> list[Change]:
+    """Steps 3-4 for cpu and memory: requests from the Recommendation within bounds, limits per policy."""
+    out: list[Change] = []
+    for slot in slots:
+        cr = by_name.get(slot.name)
+        if cr is None or not usable(cr, policy):
+            continue
+        user = policy_for(slot.name, rec.policy) if rec.policy else None
+        for resource in CPU_MEMORY:
+            target = quantity(cr.requests.get(resource))
+            if target is None or target <= 0:
+                continue
+            lo, hi = limits_of(resource, user, slot.name)
+            value = float(target)
+            if lo is not None:
+                value = max(value, lo)
+            if hi is not None:
+                value = min(value, hi)
+            recommended = quantity(cr.limits.get(resource))
+            out.extend(_one(slot, resource, value, recommended, policy.limit_policy))
+    return out
+
+
+def _new_limit(
+    policy: LimitPolicy,
+    resource: str,
+    new_req: Decimal,
+    old_req: Decimal | None,
+    old_lim: Decimal | None,
+    recommended: Decimal | None,
+) -> str | None:
+    """Step 4: the limit to write, or None to keep the current one (never below the new request)."""
+    if policy == "recommended" and recommended is not None and recommended > 0:
+        return _fmt(resource, max(recommended, new_req))[0]
+    if old_lim is None or policy == "leave":
+        return None
+    if policy == "keep-ratio":  # a missing request defaults to the limit, so the ratio is 1
+        base = old_req if old_req is not None else old_lim
+        if base > 0:
+            return _fmt(resource, max(new_req * old_lim / base, new_req))[0]
+    # cap; keep-ratio over a zero base; recommended without a recommended limit
+    return _fmt(resource, new_req)[0] if new_req > old_lim else None
+
+
+def _one(
+    slot: ContainerSlot, resource: str, value: float, recommended: Decimal | None, policy: LimitPolicy
+) -> list[Change]:
+    old_req_s, old_lim_s = slot.current("requests", resource), slot.current("limits", resource)
+    old_req, old_lim = quantity(old_req_s), quantity(old_lim_s)
+    if (old_req_s is not None and old_req is None) or (old_lim_s is not None and old_lim is None):
+        return []  # a value we cannot read is left exactly as it is
+    new_req_s, new_req = _fmt(resource, value)
+    if policy == "leave" and old_lim is not None and new_req > old_lim:
+        new_req_s, new_req = str(old_lim_s), old_lim  # a request above its limit is invalid: stop there
+    new_lim_s = _new_limit(policy, resource, new_req, old_req, old_lim, recommended)
+    out: list[Change] = []
+    if old_req is None or new_req != old_req:
+        out.append(Change(slot.section, slot.index, slot.name, "requests", resource, old_req_s, new_req_s))
+    if new_lim_s is not None and quantity(new_lim_s) != old_lim:
+        out.append(Change(slot.section, slot.index, slot.name, "limits", resource, old_lim_s, new_lim_s))
+    return out
+
+
+def _gpu(
+    slots: Sequence[ContainerSlot],
+    by_name: Mapping[str, ContainerRecommendation],
+    rec: Recommendation,
+    policy: PlanPolicy,
+) -> list[Change]:
+    """Step 7, only with the GPU opt-in: the recommended whole count (requests == limits) for containers
+    that already hold GPUs, as the suggested MIG slice when `allow_mig_swap` is on."""
+    suggested = rec.gpu.suggested_resource if rec.gpu is not None else None
+    swap = bool(policy.allow_mig_swap and suggested and suggested.startswith(MIG_PREFIX))
+    resource = suggested if swap and suggested else GPU
+    out: list[Change] = []
+    for slot in slots:
+        held_req, held_lim = slot.current("requests", GPU), slot.current("limits", GPU)
+        if quantity(held_req) is None and quantity(held_lim) is None:
+            continue  # only containers that already hold GPUs change
+        cr = by_name.get(slot.name)
+        if cr is None or not usable(cr, policy):
+            continue
+        wanted = quantity(cr.limits.get(GPU, cr.requests.get(GPU)))
+        if wanted is None or wanted < 1 or wanted != wanted.to_integral_value():
+            continue
+        user = policy_for(slot.name, rec.policy) if rec.policy else None
+        wanted = Decimal(clip_count(GPU, int(wanted), user)[0])  # bounds, as for cpu and memory
+        if wanted < 1:
+            continue
+        count = str(int(wanted))
+        if resource != GPU:
+            for field in FIELDS:
+                held = slot.current(field, GPU)
+                if held is not None:
+                    out.append(Change(slot.section, slot.index, slot.name, field, GPU, held, None))
+        for field in FIELDS:
+            current = slot.current(field, resource)
+            if current is None or quantity(current) != wanted:
+                out.append(Change(slot.section, slot.index, slot.name, field, resource, current, count))
+    return out
+
+
+def change_record(changes: Sequence[Change], rec: Recommendation) -> dict[str, object]:
+    """What podsizer.io/applied and podsizer.io/dry-run hold: the changes and their Recommendation."""
+    return {
+        "recommendation": rec.name,
+        "generatedAt": rec.generated_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "sizingMode": rec.sizing_mode,
+        "changes": [c.to_json() for c in changes],
+    }

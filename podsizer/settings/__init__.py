@@ -1,0 +1,36 @@
+"""One settings loader for every process: PODSIZER_* variables and --flags, one default per setting."""
+
+from podsizer.settings.base import SharedSettings
+from podsizer.settings.loader import (
+    TOOLING_VARIABLES,
+    SettingsError,
+    add_arguments,
+    env_name,
+    flag_name,
+    flag_values,
+    known_variables,
+    load,
+    load_from_args,
+    run_reporting_errors,
+    setting_error,
+)
+from podsizer.settings.roles import ROLES, ConsoleSettings, RecommenderSettings, WebhookSettings
+
+__all__ = [
+    "ROLES",
+    "TOOLING_VARIABLES",
+    "ConsoleSettings",
+    "RecommenderSettings",
+    "SettingsError",
+    "SharedSettings",
+    "WebhookSettings",
+    "add_arguments",
+    "env_name",
+    "flag_name",
+    "flag_values",
+    "known_variables",
+    "load",
+    "load_from_args",
+    "run_reporting_errors",
+    "setting_error",
+]

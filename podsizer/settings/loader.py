@@ -1,0 +1,166 @@
+"""Settings from flags over PODSIZER_* variables over defaults; one error text for every role.
+
+Every field `cpu_margin` of a role's settings is the variable PODSIZER_CPU_MARGIN and the flag
+--cpu-margin. A bad value, or a PODSIZER_* variable that no role knows and that is not a tooling
+variable (TOOLING_VARIABLES), raises SettingsError naming the variable and the flag, e.g.
+"PODSIZER_CPU_MARGIN (--cpu-margin): Input should be greater than or equal to 0 (got '-1')".
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from argparse import SUPPRESS
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
+
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from podsizer.settings.base import SharedSettings
+from podsizer.settings.roles import ROLES
+
+ENV_PREFIX = "PODSIZER_"
+DEST_PREFIX = "setting_"
+
+# PODSIZER_* variables read by tooling (scripts/, tests/, .ci/), not by a podsizer process;
+# docs/configuration.md lists them. Any other PODSIZER_* name must be a setting of some role.
+TOOLING_VARIABLES: frozenset[str] = frozenset(
+    {
+        "PODSIZER_CACHE",  # Go-built tools and the control plane (~/.cache/podsizer)
+        "PODSIZER_VENV",  # scripts/venv.sh: the virtual environment
+        "PODSIZER_PYTHON",  # scripts/render-manifests.sh: the interpreter
+        "PODSIZER_HELM",  # tests: the helm binary
+        "PODSIZER_ETCD",  # tests: the etcd binary
+        "PODSIZER_CHROMIUM",  # browser tests: the browser
+        "PODSIZER_CHROMEDRIVER",  # browser tests: the driver
+        "PODSIZER_REQUIRE_CONTROLPLANE",  # CI: a missing control plane fails instead of skipping
+        "PODSIZER_REQUIRE_BROWSER",  # CI: a missing browser fails instead of skipping
+        "PODSIZER_CONTROLPLANE_LOGS",  # e2e: where control-plane logs are copied
+    }
+)
+
+S = TypeVar("S", bound=SharedSettings)
+
+
+class SettingsError(ValueError):
+    """Bad configuration; the message names each variable (and its flag) at fault."""
+
+
+def env_name(field: str) -> str:
+    return ENV_PREFIX + field.upper()
+
+
+def flag_name(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def where(field: str) -> str:
+    """How an error names a setting: 'PODSIZER_CPU_MARGIN (--cpu-margin)'."""
+    return f"{env_name(field)} ({flag_name(field)})"
+
+
+def setting_error(field: str, message: str) -> SettingsError:
+    """A SettingsError about one setting, in the shape every role uses."""
+    return SettingsError(f"{where(field)}: {message}")
+
+
+def known_variables(roles: Iterable[type[SharedSettings]] = ROLES) -> frozenset[str]:
+    """Every PODSIZER_* variable some role reads."""
+    return frozenset(env_name(name) for role in roles for name in role.model_fields)
+
+
+def _old_flags(info: FieldInfo) -> list[str]:
+    extra = info.json_schema_extra
+    flags = extra.get("flags", []) if isinstance(extra, dict) else []
+    return [str(f) for f in flags] if isinstance(flags, list) else []
+
+
+def _help(name: str, info: FieldInfo) -> str:
+    default = info.get_default(call_default_factory=True)
+    shown = ",".join(default) if isinstance(default, tuple) else ("" if default is None else default)
+    return f"{info.description} [{env_name(name)}, default: {shown}]".replace("%", "%%")
+
+
+def add_arguments(parser: argparse.ArgumentParser, settings: type[SharedSettings]) -> None:
+    """One flag per setting (--cpu-margin for PODSIZER_CPU_MARGIN); absent flags leave env and defaults.
+
+    Booleans take `--flag`, `--flag true|false` and `--no-flag`."""
+    group = parser.add_argument_group("settings (each also PODSIZER_<NAME> in the environment)")
+    # default=SUPPRESS: an absent flag leaves no attribute, so the environment and defaults apply
+    for name, info in settings.model_fields.items():
+        flags = [flag_name(name), *_old_flags(info)]
+        dest, about = DEST_PREFIX + name, _help(name, info)
+        if info.annotation is bool:
+            off = "--no-" + flag_name(name)[2:]
+            group.add_argument(
+                *flags, dest=dest, nargs="?", const="true", metavar="BOOL", default=SUPPRESS, help=about
+            )
+            group.add_argument(off, dest=dest, action="store_const", const="false", default=SUPPRESS)
+        else:
+            group.add_argument(*flags, dest=dest, metavar=name.upper(), default=SUPPRESS, help=about)
+
+
+def flag_values(args: argparse.Namespace) -> dict[str, object]:
+    """The settings given as flags, by field name."""
+    return {k[len(DEST_PREFIX) :]: v for k, v in vars(args).items() if k.startswith(DEST_PREFIX)}
+
+
+def load(
+    settings: type[S], flags: Mapping[str, object] | None = None, env: Mapping[str, str] | None = None
+) -> S:
+    """`settings` from `env` (default: the process environment) overridden by `flags` (field -> text);
+    SettingsError listing every unknown PODSIZER_* variable and every bad value."""
+    env = os.environ if env is None else env
+    problems = unknown_variable_problems(env)
+    values: dict[str, object] = {n: env[env_name(n)] for n in settings.model_fields if env_name(n) in env}
+    values.update(flags or {})
+    try:
+        loaded = settings.model_validate(values)
+    except ValidationError as exc:
+        raise SettingsError("; ".join([*problems, *_describe(exc)])) from None
+    if problems:
+        raise SettingsError("; ".join(problems))
+    return loaded
+
+
+def load_from_args(settings: type[S], args: argparse.Namespace, env: Mapping[str, str] | None = None) -> S:
+    """`load` with the flags `add_arguments` parsed into `args`."""
+    return load(settings, flag_values(args), env)
+
+
+def unknown_variable_problems(env: Mapping[str, str]) -> list[str]:
+    """One line per PODSIZER_* variable that no role reads and no tool uses, with a suggestion."""
+    known = known_variables()
+    problems = []
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or name in known or name in TOOLING_VARIABLES:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        problems.append(f"{name}: not a podsizer setting{hint}")
+    return problems
+
+
+def _describe(exc: ValidationError) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        msg = err["msg"]
+        if "input" in err and not isinstance(err["input"], dict):
+            msg += f" (got {err['input']!r})"
+        lines.append(f"{where(field)}: {msg}" if field else msg)
+    return lines
+
+
+def run_reporting_errors(
+    command: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace
+) -> int:
+    """`run(args)`, with bad settings printed as one message (`podsizer <command>: ...`) and exit status 2."""
+    try:
+        return run(args)
+    except SettingsError as exc:
+        print(f"podsizer {command}: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,249 @@
+"""Each role's settings: the shared ones plus its own (PODSIZER_<NAME> and --<name> for every field)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, JsonValue, field_validator
+
+from podsizer.api.quantity import parse as parse_quantity
+from podsizer.settings.base import SharedSettings, comma_list, empty_is_none
+from podsizer.sizing_policy import SizingPolicy
+
+_POLICY = SizingPolicy()
+OLM_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")  # where OLM mounts tls.crt / tls.key
+
+
+def old_flags(*flags: str) -> dict[str, JsonValue]:
+    """Extra spellings of a field's flag kept from before the one loader (json_schema_extra)."""
+    return {"flags": list(flags)}
+
+
+class RecommenderSettings(SharedSettings):
+    """`podsizer recommend` and `podsizer run`: metrics source, loop, sizing policy, operations."""
+
+    # Metrics source
+    source: Literal["prometheus", "demo", "file", "dcgm"] = Field(
+        default="prometheus", description="metrics source: prometheus, demo (built-in data set), file, dcgm"
+    )
+    prometheus_url: str = Field(
+        default="http://localhost:9090", description="Prometheus (or Thanos) base URL"
+    )
+    prometheus_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="timeout of one Prometheus request"
+    )
+    prometheus_bearer_token_file: Path | None = Field(
+        default=None,
+        description="file holding a bearer token sent to Prometheus (e.g. a service account token)",
+    )
+    source_file: Path | None = Field(default=None, description="data file read by --source file")
+    dcgm_urls: tuple[str, ...] = Field(
+        default=(), description="comma-separated dcgm-exporter /metrics URLs for --source dcgm"
+    )
+    dcgm_scrape_interval_seconds: float = Field(
+        default=30.0, gt=0, description="seconds between dcgm-exporter scrapes"
+    )
+    dcgm_store_path: Path | None = Field(
+        default=None, description="journal of scraped DCGM samples, replayed at start (empty: memory only)"
+    )
+    namespaces: tuple[str, ...] = Field(
+        default=(), description="comma-separated namespaces to size (empty: all)"
+    )
+    window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
+
+    # Loop
+    interval_seconds: float = Field(
+        default=3600.0, gt=0, description="seconds between runs of `podsizer run`"
+    )
+    backoff_initial_seconds: float = Field(
+        default=10.0, gt=0, description="first retry delay after the source failed (doubles per failure)"
+    )
+    backoff_max_seconds: float = Field(default=600.0, gt=0, description="cap of the retry delay")
+
+    # Sizing policy (SizingPolicy fields; quantities accept Kubernetes units)
+    cpu_percentile: float = Field(default=_POLICY.cpu_percentile, gt=0, le=1, description="CPU percentile")
+    memory_percentile: float = Field(
+        default=_POLICY.memory_percentile, gt=0, le=1, description="memory percentile"
+    )
+    cpu_margin: float = Field(
+        default=_POLICY.cpu_margin, ge=0, description="CPU safety margin (0.15 = +15 %)"
+    )
+    memory_margin: float = Field(default=_POLICY.memory_margin, ge=0, description="memory safety margin")
+    cpu_min_cores: float = Field(default=_POLICY.cpu_min_cores, ge=0, description="CPU floor (cores or 10m)")
+    memory_min_bytes: float = Field(
+        default=_POLICY.memory_min_bytes, ge=0, description="memory floor (bytes or 32Mi)"
+    )
+    oom_bump_factor: float = Field(
+        default=_POLICY.oom_bump_factor, ge=1, description="memory x after an OOM kill"
+    )
+    oom_bump_min_bytes: float = Field(
+        default=_POLICY.oom_bump_min_bytes,
+        ge=0,
+        description="at least this much more memory after an OOM kill",
+    )
+    memory_limit_factor: float = Field(
+        default=_POLICY.memory_limit_factor, ge=1, description="memory limit = request x this"
+    )
+    cpu_limit_factor: float | None = Field(
+        default=_POLICY.cpu_limit_factor, ge=1, description="CPU limit = request x this (empty: no CPU limit)"
+    )
+    confidence_threshold: float = Field(
+        default=_POLICY.confidence_threshold,
+        ge=0,
+        le=1,
+        description="below it a recommendation is low-confidence",
+    )
+    confidence_full_days: float = Field(
+        default=_POLICY.confidence_full_days, gt=0, description="days of history for full confidence"
+    )
+    confidence_full_samples: int = Field(
+        default=_POLICY.confidence_full_samples, gt=0, description="samples for full confidence"
+    )
+    confidence_multiplier: float = Field(
+        default=_POLICY.confidence_multiplier, ge=0, description="widening for thin history: multiplier"
+    )
+    confidence_exponent: float = Field(
+        default=_POLICY.confidence_exponent, ge=0, description="widening for thin history: exponent"
+    )
+    confidence_max_widening: float = Field(
+        default=_POLICY.confidence_max_widening, ge=1, description="widening cap"
+    )
+    gpu_effective_use_threshold: float = Field(
+        default=_POLICY.gpu_effective_use_threshold, gt=0, le=1, description="SM activity counted as full use"
+    )
+    mig_memory_headroom: float = Field(
+        default=_POLICY.mig_memory_headroom, ge=0, description="framebuffer headroom for a MIG slice"
+    )
+    mig_usable_memory_fraction: float = Field(
+        default=_POLICY.mig_usable_memory_fraction,
+        gt=0,
+        le=1,
+        description="usable part of a MIG slice's memory",
+    )
+    mig_activity_ceiling: float = Field(
+        default=_POLICY.mig_activity_ceiling, gt=0, le=1, description="max activity rescaled to a MIG slice"
+    )
+    gpu_idle_threshold: float = Field(
+        default=_POLICY.gpu_idle_threshold, ge=0, le=1, description="GPU activity below this is idle"
+    )
+    gpu_idle_window_hours: float = Field(
+        default=_POLICY.gpu_idle_window_hours, gt=0, description="hours idle before a GPU pod is flagged"
+    )
+    forecast_horizon_days: float = Field(
+        default=_POLICY.forecast_horizon_days, gt=0, description="forecast horizon in days"
+    )
+    default_gpu_hourly_price: float = Field(
+        default=_POLICY.default_gpu_hourly_price, ge=0, description="$/GPU-hour for unknown instance types"
+    )
+    spot_discount: float = Field(
+        default=_POLICY.spot_discount,
+        ge=0,
+        lt=1,
+        description="spot price = on-demand x (1 - this) if unknown",
+    )
+    price_file: Path | None = Field(
+        default=None, description="CSV of instance prices merged over the shipped table"
+    )
+
+    # Operations
+    metrics_port: int = Field(
+        default=8080, ge=0, le=65535, description="port of /metrics for `podsizer run` (0: off)"
+    )
+    metrics_host: str = Field(default="0.0.0.0", description="address /metrics listens on")
+    leader_election: bool = Field(default=False, description="elect a leader through a Lease (in a cluster)")
+    lease_name: str = Field(default="podsizer-recommender", min_length=1, description="name of the Lease")
+    lease_namespace: str | None = Field(
+        default=None, description="namespace of the Lease (empty: the pod's namespace, else default)"
+    )
+    lease_duration_seconds: int = Field(default=15, gt=0, description="Lease duration")
+    lease_renew_deadline_seconds: int = Field(
+        default=10, gt=0, description="leader gives up if not renewed within"
+    )
+    lease_retry_period_seconds: float = Field(default=2.0, gt=0, description="seconds between Lease attempts")
+    identity: str | None = Field(
+        default=None, description="holder identity in the Lease (empty: POD_NAME or hostname)"
+    )
+
+    @field_validator("namespaces", "dcgm_urls", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("cpu_min_cores", "memory_min_bytes", "oom_bump_min_bytes", mode="before")
+    @classmethod
+    def _quantity(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip():
+            return parse_quantity(value.strip())
+        return value
+
+    @field_validator(
+        "cpu_limit_factor",
+        "prometheus_bearer_token_file",
+        "source_file",
+        "dcgm_store_path",
+        "price_file",
+        "lease_namespace",
+        "identity",
+        mode="before",
+    )
+    @classmethod
+    def _empty(cls, value: object) -> object:
+        return empty_is_none(value)
+
+    def to_sizing_policy(self) -> SizingPolicy:
+        """The SizingPolicy these settings describe (every SizingPolicy field has a setting of that name)."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(SizingPolicy)}
+        return SizingPolicy(**values)
+
+
+class WebhookSettings(SharedSettings):
+    """`podsizer webhook`: listener, TLS, exclusions, limits on requests."""
+
+    host: str = Field(default="0.0.0.0", description="address to listen on")
+    port: int = Field(default=8443, ge=1, le=65535, description="HTTPS port")
+    tls_cert_file: Path = Field(default=OLM_CERT_DIR / "tls.crt", description="serving certificate (PEM)")
+    tls_key_file: Path = Field(default=OLM_CERT_DIR / "tls.key", description="serving key (PEM)")
+    tls_reload_interval: float = Field(
+        default=1.0, gt=0, description="seconds between checks of the certificate files for rotation"
+    )
+    store_poll_interval: float = Field(
+        default=5.0, gt=0, description="seconds between checks of the json store file"
+    )
+    namespace: str = Field(
+        default="podsizer", min_length=1, description="the webhook's own namespace (excluded)"
+    )
+    excluded_namespaces: str = Field(
+        default="kube-system", description="comma-separated namespaces never mutated"
+    )
+    max_body_bytes: int = Field(default=5_000_000, ge=1024, description="larger request bodies get HTTP 413")
+    access_log: bool = Field(default=False, description="uvicorn access log")
+    bench_endpoints: bool = Field(default=False, description="register /mutate-baseline (benchmarks only)")
+
+    @property
+    def excluded_namespace_set(self) -> frozenset[str]:
+        names = {n.strip() for n in self.excluded_namespaces.split(",") if n.strip()}
+        return frozenset(names | {self.namespace})
+
+
+class ConsoleSettings(SharedSettings):
+    """`podsizer console`: where the read-only web console listens and what it shows."""
+
+    console_host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="address to listen on",
+        json_schema_extra=old_flags("--host"),
+    )
+    console_port: int = Field(
+        default=8080, ge=1, le=65535, description="port to listen on", json_schema_extra=old_flags("--port")
+    )
+    console_source: Literal["demo"] = Field(
+        default="demo",
+        description="where the data comes from; only the built-in demo cluster for now",
+        json_schema_extra=old_flags("--source"),
+    )
+
+
+ROLES: tuple[type[SharedSettings], ...] = (RecommenderSettings, WebhookSettings, ConsoleSettings)

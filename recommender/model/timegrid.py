@@ -1,0 +1,78 @@
+"""Time buckets: the one rule that maps timestamps to the bins of a step that starts at a given time.
+
+Bin i of a grid (start, step) covers [start + i*step, start + (i+1)*step). Every place that buckets
+timestamps (aggregation, Prometheus answers, forecast hours, console charts, demo alignment) calls this.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.model import FloatArray
+
+IntArray = npt.NDArray[np.int64]
+
+
+def floor_to(t: float, step: float) -> float:
+    """The largest multiple of step at or before t (epoch seconds)."""
+    return math.floor(t / step) * step
+
+
+def bucket_index(timestamps: FloatArray, start: float, step: float) -> IntArray:
+    """Index of the bin [start + i*step, start + (i+1)*step) of each timestamp (negative before start)."""
+    if step <= 0:
+        raise ValueError(f"step must be positive, got {step}")
+    return np.floor((np.asarray(timestamps, dtype=np.float64) - start) / step).astype(np.int64)
+
+
+def bucket_count(start: float, end: float, step: float) -> int:
+    """How many bins of step cover [start, end): at least one."""
+    return max(1, math.ceil((end - start) / step))
+
+
+def point_count(start: float, end: float, step: float) -> int:
+    """How many points start + i*step lie in [start, end] (a range query's answer for that window)."""
+    return int((end - start) // step) + 1 if end >= start else 0
+
+
+def point_index(timestamps: FloatArray, start: float, step: float) -> IntArray:
+    """Index of the grid point start + i*step nearest to each timestamp (range-query answers sit on it)."""
+    return np.rint((np.asarray(timestamps, dtype=np.float64) - start) / step).astype(np.int64)
+
+
+def aligned(start: float, end: float, step: float) -> tuple[float, float]:
+    """The first and last multiple of step inside [start, end]; (start, end) when there is none."""
+    lo, hi = math.ceil(start / step) * step, floor_to(end, step)
+    return (lo, hi) if lo <= hi else (start, end)
+
+
+def bucket_max(timestamps: FloatArray, values: FloatArray, start: float, step: float, n: int) -> FloatArray:
+    """Max of the finite values within each of n bins from start; NaN for empty bins."""
+    out = np.full(n, np.nan)
+    if n <= 0:
+        return out
+    idx = bucket_index(timestamps, start, step)
+    ok = np.isfinite(values) & (idx >= 0) & (idx < n)
+    if not ok.any():
+        return out
+    peaks = np.full(n, -np.inf)
+    np.maximum.at(peaks, idx[ok], values[ok])
+    seen = np.isfinite(peaks)
+    out[seen] = peaks[seen]
+    return out
+
+
+def bucket_mean(timestamps: FloatArray, values: FloatArray, start: float, step: float, n: int) -> FloatArray:
+    """Mean of the finite values within each of n bins from start; NaN for empty bins."""
+    out = np.full(n, np.nan)
+    if n <= 0:
+        return out
+    idx = bucket_index(timestamps, start, step)
+    ok = np.isfinite(values) & (idx >= 0) & (idx < n)
+    counts = np.bincount(idx[ok], minlength=n)
+    sums = np.bincount(idx[ok], weights=values[ok], minlength=n)
+    np.divide(sums, counts, out=out, where=counts > 0)
+    return out

@@ -1,0 +1,98 @@
+"""The drift cases of issue 9: recommender, webhook and console now apply the same bounds and modes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from console.build import workload_mode
+from podsizer.api import ContainerPolicy, WorkloadRef
+from podsizer.api.quantity import MIB
+from recommender.model import ContainerUsage, Quantiles
+from recommender.model.raw import PodInfo
+from recommender.sizing.policy import SizingPolicy
+from recommender.sizing.static import size_static
+from tests.unit.webhook.builders import (
+    admitter,
+    apply_reply,
+    container,
+    crec,
+    recommendation,
+    replicaset_pod,
+    resources_of,
+    review,
+)
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+# VPA's rule: "main" has its own entry, so only that entry applies to it (no cpu maximum); never merged.
+BOUNDS = (
+    ContainerPolicy("*", max_allowed={"cpu": 1.0}),
+    ContainerPolicy("main", min_allowed={"cpu": 0.5}),
+)
+
+
+def _usage(cores: float) -> ContainerUsage:
+    cpu = np.full(20160, cores)
+    mem = np.full(20160, 256.0 * MIB)
+    return ContainerUsage(
+        workload=WorkloadRef("shop", "Deployment", "web"),
+        container="main",
+        cpu_cores=Quantiles.of(cpu),
+        memory_bytes=Quantiles.of(mem),
+        per_replica_cpu_cores=cores,
+        per_replica_memory_bytes=256.0 * MIB,
+        samples=cpu.size,
+        first_seen=T0,
+        last_seen=T0 + timedelta(days=7),
+    )
+
+
+def test_bounds_recommender_sizing_keeps_two_cores_under_the_vpa_rule() -> None:
+    unbounded = size_static(_usage(1.75), SizingPolicy(), ())
+    bounded = size_static(_usage(1.75), SizingPolicy(), BOUNDS)
+    assert unbounded.requests["cpu"] >= 2.0  # the sizing wants at least 2 cores
+    assert bounded.requests["cpu"] == unbounded.requests["cpu"]  # "*" maxAllowed 1 does not apply to main
+
+
+def test_bounds_webhook_patch_gives_two_cores_under_the_vpa_rule() -> None:
+    rec = recommendation(containers=[crec("main", {"cpu": "2", "memory": "512Mi"})], policy=BOUNDS)
+    pod = replicaset_pod(containers=[container("main", {"cpu": "250m", "memory": "512Mi"})])
+    reply, decision = admitter(rec, default_mode="auto").review(review(pod))
+    assert decision.outcome == "applied"
+    assert resources_of(apply_reply(pod, reply), "main")["requests"]["cpu"] == "2000m"
+
+
+def _pod_info(labels: dict[str, str], annotations: dict[str, str]) -> PodInfo:
+    return PodInfo("shop", "web-6d4f-x1", "n", "ReplicaSet", "web-6d4f", labels, annotations)
+
+
+EXCLUDED = [
+    pytest.param({}, {"podsizer.io/exclude": "true"}, id="annotation"),
+    pytest.param({}, {"podsizer.io/exclude": "TRUE"}, id="annotation in capitals"),
+    pytest.param({"podsizer.io/exclude": "true"}, {}, id="label"),
+]
+
+
+@pytest.mark.parametrize(("labels", "annotations"), EXCLUDED)
+def test_an_excluded_pod_is_excluded_in_the_webhook_and_the_console(
+    labels: dict[str, str], annotations: dict[str, str]
+) -> None:
+    pod: dict[str, Any] = replicaset_pod(labels={"app": "web", **labels}, annotations=annotations)
+    _, decision = admitter(recommendation(), default_mode="dry-run").review(review(pod))
+    assert (decision.outcome, decision.reason) == ("skipped", "excluded-pod")
+    mode, _ = workload_mode([_pod_info(labels, {"podsizer.io/mode": "dry-run", **annotations})], "dry-run")
+    assert mode == "excluded"
+
+
+@pytest.mark.parametrize("value", ["Auto", "AUTO", " auto "])
+def test_mode_auto_in_any_case_works_in_the_webhook_and_the_console(value: str) -> None:
+    pod = replicaset_pod(annotations={"podsizer.io/mode": value})
+    _, decision = admitter(recommendation(), default_mode="dry-run").review(review(pod))
+    assert decision.outcome == "applied"
+    assert workload_mode([_pod_info({}, {"podsizer.io/mode": value})], "dry-run") == (
+        "auto",
+        "podsizer.io/mode pod annotation",
+    )
