@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -32,16 +31,17 @@ from console.data import (
 from podsizer import modes
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import parse
-from podsizer.api.resource import Recommendation
+from podsizer.api.resource import ContainerRecommendation, Recommendation
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.plan_view import ContainerPlan, WorkloadPlan, plan_workload
+from podsizer.podspec import CurrentResources, Field
 from podsizer.policy import Mode as PlanMode
 from podsizer.policy import PlanPolicy
+from podsizer.resources import GPU, is_mig, mig_profile
 from recommender.model import FloatArray, UsageSnapshot
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.sizing.engine import RecommendationRun
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 
 
@@ -55,54 +55,98 @@ def _graph(raw: RawDataset) -> OwnerGraph:
     )
 
 
-def workload_mode(pods: Sequence[PodInfo], default: PlanMode) -> tuple[Mode, str]:
-    """The webhook's decision for the workload's pods (they share its template), by podsizer.modes.resolve:
-    "excluded" when a pod opts out, else the first pod (by name) that sets a mode, else the default."""
-    policy = PlanPolicy(default_mode=default)
-    found = [
-        modes.resolve(policy, modes.Meta(p.labels, p.annotations)) for p in sorted(pods, key=lambda p: p.name)
-    ]
-    if any(r.excluded_by is not None for r in found):
+def _representative(pods: Sequence[PodInfo], policy: PlanPolicy) -> tuple[PodInfo, modes.Resolved] | None:
+    """The pod that stands for the workload's template (its pods share it), with what its metadata
+    resolves to: the first (by name) that opts out, else the first that sets a mode, else the first."""
+    found = [(p, modes.resolve(policy, _meta(p))) for p in sorted(pods, key=lambda p: p.name)]
+    return (
+        next((f for f in found if f[1].excluded_by is not None), None)
+        or next((f for f in found if f[1].mode_source != "default"), None)
+        or (found[0] if found else None)
+    )
+
+
+def _meta(pod: PodInfo) -> modes.Meta:
+    return modes.Meta(pod.labels, pod.annotations)
+
+
+def _shown_mode(resolved: modes.Resolved) -> tuple[Mode, str]:
+    if resolved.excluded_by is not None:
         return "excluded", f"{modes.EXCLUDE_KEY} on the pod"
-    chosen = next((r for r in found if r.mode_source != "default"), found[0] if found else None)
-    return (chosen.mode, chosen.describe()) if chosen is not None else (default, "default")
+    return resolved.mode, resolved.describe()
+
+
+def workload_mode(pods: Sequence[PodInfo], default: PlanMode) -> tuple[Mode, str]:
+    """The webhook's decision for the workload's pods, by podsizer.modes.resolve: "excluded" when a pod
+    opts out, else the first pod (by name) that sets a mode, else the default."""
+    chosen = _representative(pods, PlanPolicy(default_mode=default))
+    return _shown_mode(chosen[1]) if chosen is not None else (default, "default")
+
+
+def _current(pod: PodInfo, rec: Recommendation) -> list[CurrentResources]:
+    """The pod's containers (and the recommendation's) with their requests/limits today."""
+    names = dict.fromkeys([*pod.requests, *pod.limits, *(c.name for c in rec.containers)])
+    return [
+        CurrentResources.of(n, pod.requests.get(n, {}), pod.limits.get(n, {}), n in pod.init_containers)
+        for n in names
+    ]
+
+
+def _values(cp: ContainerPlan | None, fld: Field, after: bool) -> dict[str, float]:
+    """A container's requests or limits today or once the plan is applied (a removed key counts 0)."""
+    if cp is None:
+        return {}
+    today = cp.current.requests if fld == "requests" else cp.current.limits
+    names = dict.fromkeys([*today, *(c.resource for c in cp.changes if c.field == fld)])
+    out: dict[str, float] = {}
+    for name in names:
+        value = cp.after(fld, name) if after else cp.before(fld, name)
+        if value is not None:
+            out[name] = parse(value)
+        elif after and cp.change(fld, name) is not None:
+            out[name] = 0.0
+    return out
+
+
+def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> ContainerRow:
+    cp = plan.container(c.name) if plan is not None else None
+    return ContainerRow(
+        name=c.name,
+        current_requests=_values(cp, "requests", after=False),
+        recommended_requests=_quantities(c.requests),
+        recommended_limits=_quantities(c.limits),
+        confidence=c.confidence,
+        low_confidence=c.low_confidence,
+        reason=c.reason,
+        current_limits=_values(cp, "limits", after=False),
+        planned_requests=_values(cp, "requests", after=True),
+        planned_limits=_values(cp, "limits", after=True),
+        changes=cp.changes if cp is not None else (),
+    )
 
 
 def _quantities(values: Mapping[str, str]) -> dict[str, float]:
     return {k: parse(v) for k, v in values.items()}
 
 
-def _current_requests(pods: Sequence[PodInfo], container: str) -> dict[str, float]:
-    """Largest request per resource across the workload's pods (they share one template)."""
-    out: dict[str, float] = {}
-    for p in pods:
-        for resource, value in p.requests.get(container, {}).items():
-            out[resource] = max(out.get(resource, -math.inf), value)
-    return out
-
-
 def _workload_rows(
     recs: Sequence[Recommendation],
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
-    default_mode: PlanMode,
+    policy: PlanPolicy,
 ) -> tuple[WorkloadRow, ...]:
+    """One row per Recommendation, each container as the pod plan leaves it (for the workload's pod)."""
     rows: list[WorkloadRow] = []
     for rec in sorted(recs, key=lambda r: r.target):
         pods = pods_of.get(rec.target, [])
-        mode, source = workload_mode(pods, default_mode)
-        containers = tuple(
-            ContainerRow(
-                name=c.name,
-                current_requests=_current_requests(pods, c.name),
-                recommended_requests=_quantities(c.requests),
-                recommended_limits=_quantities(c.limits),
-                confidence=c.confidence,
-                low_confidence=c.low_confidence,
-                reason=c.reason,
-            )
-            for c in rec.containers
-        )
+        chosen = _representative(pods, policy)
+        plan = None
+        mode: Mode = policy.default_mode
+        source = "default"
+        if chosen is not None:
+            pod, resolved = chosen
+            plan = plan_workload(rec, _current(pod, rec), policy, _meta(pod))
+            mode, source = _shown_mode(resolved)
         rows.append(
             WorkloadRow(
                 workload=rec.target,
@@ -111,11 +155,13 @@ def _workload_rows(
                 sizing_mode=rec.sizing_mode,
                 reason=rec.reason,
                 pods=tuple(sorted(p.name for p in pods)),
-                containers=containers,
+                containers=tuple(_container_row(c, plan) for c in rec.containers),
                 gpu_hourly_cost=run.costs.by_workload.get(rec.target, 0.0),
                 gpu_wasted_hourly_cost=run.costs.wasted_by_workload.get(rec.target, 0.0),
                 gpu_allocated=rec.gpu.allocated if rec.gpu is not None else 0,
                 gpu_suggested_resource=rec.gpu.suggested_resource if rec.gpu is not None else None,
+                plan_skip=plan.plan.skip if plan is not None else "current-unknown",
+                gpu_resize=plan.plan.gpu_resize if plan is not None else policy.gpu_resize,
             )
         )
     return tuple(rows)
@@ -141,10 +187,10 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]]) -> tuple[GpuNode
         for p in pods_by_node.get(name, []):
             for res in p.requests.values():
                 for key, value in res.items():
-                    if key == GPU_RESOURCE:
+                    if key == GPU:
                         allocated += int(value)
-                    elif key.startswith(MIG_PREFIX):
-                        mig[key.removeprefix(MIG_PREFIX)] += int(value)
+                    elif is_mig(key):
+                        mig[mig_profile(key)] += int(value)
         devices: dict[str, GpuDevice] = {}
         for g in sorted(samples, key=lambda g: (g.gpu_index, g.mig_instance_id or "")):
             dev = devices.get(g.uuid) or GpuDevice(g.gpu_index, g.uuid, g.model_name)
@@ -250,9 +296,10 @@ def build_console_data(
     run: RecommendationRun,
     now: datetime,
     *,
-    default_mode: PlanMode = "dry-run",
+    policy: PlanPolicy | None = None,
 ) -> StaticConsoleData:
-    """All console values of one run; pods that resolve to no workload (deployer/hook...) are skipped."""
+    """All console values of one run; pods that resolve to no workload (deployer/hook...) are skipped.
+    `policy` (default: PlanPolicy()) is the pod plan's policy, as the webhook's settings give it."""
     graph = _graph(raw)
     pods_of: dict[WorkloadRef, list[PodInfo]] = defaultdict(list)
     workload_of: dict[tuple[str, str], WorkloadRef] = {}
@@ -267,7 +314,7 @@ def build_console_data(
     for s in (*snapshot.skipped, *run.skipped):
         skipped.setdefault(s.subject, SkippedRow(s.subject, s.reason))
 
-    rows = _workload_rows(run.recommendations, pods_of, run, default_mode)
+    rows = _workload_rows(run.recommendations, pods_of, run, policy or PlanPolicy())
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from console.demo import DemoConsoleData
 
     settings = load_from_args(ConsoleSettings, args)
-    data = DemoConsoleData.build(datetime.now(UTC), default_mode=settings.default_mode)
+    data = DemoConsoleData.build(datetime.now(UTC), plan_policy=settings.plan_policy())
     where = f"http://{settings.console_host}:{settings.console_port}/"
     print(f"podsizer console: serving the {settings.console_source} data on {where}", flush=True)
     uvicorn.run(

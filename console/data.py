@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import SizingMode
+from podsizer.podspec import Change
 from recommender.model import FloatArray
 from recommender.sizing.waste import WasteFinding
 
@@ -19,7 +20,8 @@ ChartUnit = Literal["cores", "bytes", "ratio", "MiB"]
 
 @dataclass(frozen=True)
 class ContainerRow:
-    """One container of a workload: requests today (per pod, base units) next to the recommendation."""
+    """One container of a workload (per pod, base units): requests/limits today, the recommendation, and
+    the values once the pod plan is applied (`planned_*`, what the webhook writes; `changes` its changes)."""
 
     name: str
     current_requests: Mapping[str, float]
@@ -28,6 +30,10 @@ class ContainerRow:
     confidence: float
     low_confidence: bool
     reason: str
+    current_limits: Mapping[str, float] = field(default_factory=dict)
+    planned_requests: Mapping[str, float] = field(default_factory=dict)
+    planned_limits: Mapping[str, float] = field(default_factory=dict)
+    changes: tuple[Change, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,8 @@ class WorkloadRow:
     gpu_wasted_hourly_cost: float = 0.0
     gpu_allocated: int = 0
     gpu_suggested_resource: str | None = None
+    plan_skip: str | None = None  # why the pod plan changes nothing (low-confidence, mode-off, ...)
+    gpu_resize: bool = False  # podsizer.io/gpu resolved to resize: GPU counts may change
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from console.build import build_console_data
 from console.data import StaticConsoleData
-from podsizer.policy import Mode
+from podsizer.policy import PlanPolicy
 from recommender.input.demo import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
@@ -23,9 +23,10 @@ class DemoConsoleData:
         *,
         policy: SizingPolicy | None = None,
         prices: PriceTable | None = None,
-        default_mode: Mode = "dry-run",
+        plan_policy: PlanPolicy | None = None,
     ) -> StaticConsoleData:
+        """`plan_policy`: the pod plan's policy (the console's settings give it; default PlanPolicy())."""
         raw = build_demo_dataset(now)
         snapshot = aggregate(raw, source="demo")
         run = recommend(snapshot, policy or SizingPolicy(), prices or PriceTable.load(None), now)
-        return build_console_data(raw, snapshot, run, now, default_mode=default_mode)
+        return build_console_data(raw, snapshot, run, now, policy=plan_policy)

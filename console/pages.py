@@ -8,13 +8,13 @@ from urllib.parse import quote
 from console import fmt
 from console.svg import legend, line_chart
 from console.views import (
-    GPU_RESOURCE,
     GpuOut,
     MetaOut,
     OverviewOut,
     PodDetailOut,
     WorkloadId,
 )
+from podsizer.resources import CPU, GPU, MEMORY
 
 
 def _e(value: object) -> str:
@@ -45,6 +45,13 @@ def _td(field: str, text: str, *, cls: str = "", rowspan: int = 1, raw: bool = F
     span = f' rowspan="{rowspan}"' if rowspan > 1 else ""
     klass = f' class="{cls}"' if cls else ""
     return f'<td data-field="{field}"{klass}{span}>{text if raw else _e(text)}</td>'
+
+
+def _skip(reason: str | None) -> str:
+    """Why the pod plan changes nothing, for the mode's hover text (nothing when it changes something)."""
+    if reason is None or reason.startswith("excluded") or reason == "mode-off":
+        return ""
+    return f"; changes nothing: {reason}"
 
 
 def _kind(w: WorkloadId) -> str:
@@ -92,8 +99,9 @@ def overview_page(o: OverviewOut) -> str:
     )
     head = (
         "<thead><tr><th>Namespace</th><th>Kind</th><th>Workload</th><th>Mode</th><th>Sizing</th>"
-        "<th>Container</th><th>CPU now</th><th>CPU rec.</th><th>Memory now</th><th>Memory rec.</th>"
-        "<th>GPU now</th><th>GPU rec.</th><th>Confidence</th><th>CPU saved</th><th>Memory saved</th>"
+        "<th>Container</th><th>CPU now</th><th>CPU new</th><th>Memory now</th><th>Memory new</th>"
+        "<th>Mem. limit now</th><th>Mem. limit new</th><th>GPU now</th><th>GPU new</th>"
+        "<th>Confidence</th><th>CPU saved</th><th>Memory saved</th>"
         "<th>GPU $/h</th><th>GPU savings</th><th>Pods</th></tr></thead>"
     )
     rows: list[str] = []
@@ -109,23 +117,25 @@ def overview_page(o: OverviewOut) -> str:
                     _td("namespace", wid.namespace, rowspan=n),
                     _td("kind", _kind(wid), rowspan=n, raw=True),
                     _td("name", wid.name, rowspan=n, cls="name"),
-                    f'<td data-field="mode" rowspan="{n}" title="{_e(w.mode_source)}">'
+                    f'<td data-field="mode" rowspan="{n}" title="{_e(w.mode_source + _skip(w.plan_skip))}">'
                     f'<span class="mode mode-{_e(w.mode)}">{_e(w.mode)}</span></td>',
                     f'<td data-field="sizing_mode" rowspan="{n}" title="{_e(w.reason)}">'
                     f'<span class="sizing sizing-{_e(w.sizing_mode)}">{_e(w.sizing_mode)}</span></td>',
                 ]
             if c is None:
-                cells.append('<td colspan="10">no containers sized</td>')
+                cells.append('<td colspan="12">no containers sized</td>')
             else:
                 low = " low" if c.low_confidence else ""
                 cells += [
                     f'<td data-field="container" title="{_e(c.reason)}">{_e(c.name)}</td>',
-                    _td("cpu_current", fmt.cpu(c.current_requests.get("cpu"))),
-                    _td("cpu_recommended", fmt.cpu(c.recommended_requests.get("cpu")), cls="rec"),
-                    _td("memory_current", fmt.memory(c.current_requests.get("memory"))),
-                    _td("memory_recommended", fmt.memory(c.recommended_requests.get("memory")), cls="rec"),
-                    _td("gpu_current", fmt.count(c.current_requests.get(GPU_RESOURCE))),
-                    _td("gpu_recommended", fmt.count(c.recommended_requests.get(GPU_RESOURCE)), cls="rec"),
+                    _td("cpu_current", fmt.cpu(c.current_requests.get(CPU))),
+                    _td("cpu_planned", fmt.cpu(c.planned_requests.get(CPU)), cls="rec"),
+                    _td("memory_current", fmt.memory(c.current_requests.get(MEMORY))),
+                    _td("memory_planned", fmt.memory(c.planned_requests.get(MEMORY)), cls="rec"),
+                    _td("memory_limit_current", fmt.memory(c.current_limits.get(MEMORY))),
+                    _td("memory_limit_planned", fmt.memory(c.planned_limits.get(MEMORY)), cls="rec"),
+                    _td("gpu_current", fmt.count(c.current_requests.get(GPU))),
+                    _td("gpu_planned", fmt.count(c.planned_requests.get(GPU)), cls="rec"),
                     _td("confidence", fmt.percent(c.confidence), cls=f"num{low}"),
                     _td("cpu_saved", fmt.cpu(c.cpu_cores_saved), cls="num"),
                     _td("memory_saved", fmt.memory(c.memory_bytes_saved), cls="num"),
@@ -166,9 +176,10 @@ def overview_page(o: OverviewOut) -> str:
             f"<tbody>{items}</tbody></table>"
         )
     note = (
-        '<p class="note">Requests are per pod; "saved" is (now &minus; recommended) &times; pods, '
-        "negative where the "
-        "workload needs more. Mode: what the webhook does (off, dry-run, auto, excluded).</p>"
+        '<p class="note">Requests and limits are per pod; "new" is what the webhook writes (the pod plan '
+        "under this console's policy: limit policy, GPU opt-in, confidence floor); "
+        '"saved" is (now &minus; new) &times; pods, negative where the workload needs more. '
+        "Mode: what the webhook does (off, dry-run, auto, excluded).</p>"
     )
     return _layout("Overview", "overview", o.meta, cards + note + table + skipped)
 

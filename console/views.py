@@ -21,9 +21,9 @@ from console.data import (
 )
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
+from podsizer.resources import GPU
 from recommender.sizing.waste import WasteFinding
 
-GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_POINTS = 240
 MAX_POINTS = 2000
 _Out = TypeVar("_Out", bound=BaseModel)
@@ -57,16 +57,23 @@ class MetaOut(BaseModel):
 
 
 class ContainerOut(BaseModel):
-    """Per-pod requests today and recommended (base units: cores, bytes, counts); savings over all pods."""
+    """Per pod (base units: cores, bytes, counts): requests/limits today, the recommendation, and the
+    values once the pod plan is applied (what the webhook writes); savings over all pods."""
 
     name: str
     current_requests: dict[str, float]
+    current_limits: dict[str, float]
     recommended_requests: dict[str, float]
     recommended_limits: dict[str, float]
+    planned_requests: dict[str, float] = Field(description="requests once the pod plan is applied")
+    planned_limits: dict[str, float] = Field(description="limits once the pod plan is applied")
+    changes: list[dict[str, str | None]] = Field(
+        description="the pod plan's changes, as the podsizer.io/dry-run annotation holds them"
+    )
     confidence: float
     low_confidence: bool
     reason: str
-    cpu_cores_saved: float | None = Field(description="(current - recommended) x pods; < 0: needs more")
+    cpu_cores_saved: float | None = Field(description="(current - planned) x pods; < 0: needs more")
     memory_bytes_saved: float | None
     gpus_saved: float | None
 
@@ -75,6 +82,8 @@ class WorkloadOut(BaseModel):
     workload: WorkloadId
     mode: Mode
     mode_source: str
+    plan_skip: str | None = Field(description="why the pod plan changes nothing (low-confidence, ...)")
+    gpu_resize: bool = Field(description="podsizer.io/gpu resolved to resize: GPU counts may change")
     sizing_mode: str = Field(description="static or autopilot: which sizing path produced it")
     reason: str
     pods: list[str]
@@ -234,11 +243,12 @@ def meta(data: ConsoleData) -> MetaOut:
 
 
 def _saved(c: ContainerRow, resource: str, pods: int) -> float | None:
+    """What the pod plan frees of a request over all pods (None: the request is unknown)."""
     current = c.current_requests.get(resource)
-    recommended = c.recommended_requests.get(resource)
-    if current is None or recommended is None:
+    planned = c.planned_requests.get(resource)
+    if current is None or planned is None:
         return None
-    return (current - recommended) * pods
+    return (current - planned) * pods
 
 
 def _sum(values: list[float | None]) -> float | None:
@@ -250,14 +260,18 @@ def container_out(c: ContainerRow, pods: int) -> ContainerOut:
     return ContainerOut(
         name=c.name,
         current_requests=dict(c.current_requests),
+        current_limits=dict(c.current_limits),
         recommended_requests=dict(c.recommended_requests),
         recommended_limits=dict(c.recommended_limits),
+        planned_requests=dict(c.planned_requests),
+        planned_limits=dict(c.planned_limits),
+        changes=[ch.to_json() for ch in c.changes],
         confidence=c.confidence,
         low_confidence=c.low_confidence,
         reason=c.reason,
         cpu_cores_saved=_saved(c, "cpu", pods),
         memory_bytes_saved=_saved(c, "memory", pods),
-        gpus_saved=_saved(c, GPU_RESOURCE, pods),
+        gpus_saved=_saved(c, GPU, pods),
     )
 
 
@@ -272,6 +286,8 @@ def workload_out(row: WorkloadRow) -> WorkloadOut:
         workload=WorkloadId.of(row.workload),
         mode=row.mode,
         mode_source=row.mode_source,
+        plan_skip=row.plan_skip,
+        gpu_resize=row.gpu_resize,
         sizing_mode=row.sizing_mode,
         reason=row.reason,
         pods=list(row.pods),

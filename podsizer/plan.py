@@ -19,12 +19,10 @@ from podsizer.bounds import BoundsError, clip_count, limits_of, policy_for
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
 from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
+from podsizer.resources import CPU_MEMORY, GPU, is_mig
 
 APPLIED_KEY = "podsizer.io/applied"  # auto mode: what changed, from which Recommendation
 DRY_RUN_KEY = "podsizer.io/dry-run"  # dry-run: exactly the changes auto mode would make
-CPU_MEMORY = ("cpu", "memory")
-GPU = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
 
 SkipReason = Literal[
     "excluded-pod",
@@ -222,7 +220,7 @@ def _gpu(
     """Step 7, only with the GPU opt-in: the recommended whole count (requests == limits) for containers
     that already hold GPUs, as the suggested MIG slice when `allow_mig_swap` is on."""
     suggested = rec.gpu.suggested_resource if rec.gpu is not None else None
-    swap = bool(policy.allow_mig_swap and suggested and suggested.startswith(MIG_PREFIX))
+    swap = bool(policy.allow_mig_swap and suggested and is_mig(suggested))
     resource = suggested if swap and suggested else GPU
     out: list[Change] = []
     for slot in slots:

@@ -8,7 +8,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from podsizer.api.quantity import as_decimal
+from podsizer.api.quantity import as_decimal, exact_quantity
 
 Section = Literal["containers", "initContainers"]
 Field = Literal["requests", "limits"]
@@ -170,6 +170,21 @@ class CurrentResources:
     requests: Mapping[str, str]
     limits: Mapping[str, str]
     init: bool = False
+
+    @staticmethod
+    def of(
+        name: str, requests: Mapping[str, float], limits: Mapping[str, float], init: bool = False
+    ) -> CurrentResources:
+        """From values in base units (what metrics sources report), as exact quantity text."""
+        return CurrentResources(
+            name,
+            {r: exact_quantity(r, v) for r, v in requests.items()},
+            {r: exact_quantity(r, v) for r, v in limits.items()},
+            init,
+        )
+
+    def current(self, field: Field, resource: str) -> str | None:
+        return (self.requests if field == "requests" else self.limits).get(resource)
 
 
 def pod_template(

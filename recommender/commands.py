@@ -87,7 +87,7 @@ def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: 
             progress.finish()
     run = wiring.sizing(snapshot, settings.to_sizing_policy(), prices, now, bounds)
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-    sys.stdout.write(render(Report.of(run, snapshot), args.output, width))
+    sys.stdout.write(render(Report.of(run, snapshot, settings.plan_policy()), args.output, width))
     sys.stdout.flush()
     if store is None:
         return 0

@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import WorkloadRef
 from podsizer.api.quantity import format_resource
+from podsizer.policy import PlanPolicy
 from recommender.input.demo import build_demo_dataset
 from recommender.model.aggregate import aggregate, owner_graph
 from recommender.model.raw import PodInfo, RawDataset
@@ -204,7 +205,8 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     snapshot = aggregate(raw, source="demo")
     policy = SizingPolicy()
     result = recommend(snapshot, policy, PriceTable.for_policy(policy), now)
-    print(render(Report.of(result, snapshot), "table"))
+    # the webhook below runs with the default settings, hence the default pod-plan policy
+    print(render(Report.of(result, snapshot, PlanPolicy()), "table"))
     store_file = out / "recommendations.json"
     JsonFileStore(store_file).put_many(list(result.recommendations))
     print(f"\nWrote {len(result.recommendations)} Recommendations to {store_file}")

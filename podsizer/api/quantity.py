@@ -74,3 +74,29 @@ def checked_quantity(resource: str, value: str) -> Decimal:
         unit = "milli-units" if resource == "cpu" else "base units"
         raise ValueError(f"quantity {value!r} is over 2^63-1 {unit}")
     return exact
+
+
+_BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def exact_quantity(resource: str, value: float) -> str:
+    """A base-unit value as quantity text that reads back exactly: "2", "250m", "4Gi", "1000000000".
+
+    Unlike format_resource nothing is rounded, so a pod template built from it plans as the pod does.
+    """
+    exact = Decimal(repr(float(value)))  # the shortest decimal that reads back as this float
+    if not exact.is_finite():
+        raise ValueError(f"not a quantity: {value!r}")
+    whole = exact == exact.to_integral_value()
+    if resource == "cpu" and not whole:
+        millis = exact * 1000
+        if millis == millis.to_integral_value():
+            return f"{int(millis)}m"
+    if whole:
+        n = int(exact)
+        if resource in ("memory", "ephemeral-storage") and n > 0:
+            for suffix, unit in _BINARY:
+                if n % unit == 0:
+                    return f"{n // unit}{suffix}"
+        return str(n)
+    return format(exact.normalize(), "f")

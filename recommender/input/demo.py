@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.resources import GPU
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
@@ -37,7 +38,7 @@ MIB = float(1024 * 1024)
 GIB = 1024 * MIB
 DAY = 86400.0
 HOUR = 3600.0
-_GPU = "nvidia.com/gpu"
+_GPU = GPU
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' name-suffix alphabet
 _Resources = dict[str, tuple[dict[str, float], dict[str, float]]]  # container -> (requests, limits)
 

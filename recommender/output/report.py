@@ -1,9 +1,10 @@
 """Render recommendations for people and tools: table (default), json, yaml, csv. Pure functions -> str.
 
-json and yaml print the same RecommendationList document the JSON file store holds (so the output
-can be used as a store file), plus `skipped`, `waste` and `cost` keys that readers of the store
-ignore. csv has one row per container. table adds skipped workloads, idle GPUs and a GPU cost
-summary per namespace with cluster totals.
+Every format shows, per container, the current requests/limits and what the pod plan makes of them
+under the configured PlanPolicy, so what is shown is what the webhook writes. json and yaml print the
+RecommendationList document the JSON file store holds (so the output can be used as a store file), with
+a `plan` key per item and `skipped`, `waste` and `cost` keys, all of which store readers ignore. csv has
+one row per container. table adds skipped workloads, idle GPUs and a GPU cost summary per namespace.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import orjson
 import yaml
@@ -22,7 +23,12 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.listdoc import list_document
 from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
+from podsizer.modes import Meta
 from podsizer.owners import Skipped
+from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan, plan_workload
+from podsizer.podspec import CurrentResources, Field, quantity
+from podsizer.policy import PlanPolicy
+from podsizer.resources import CPU, GPU, MEMORY
 from recommender.model import UsageSnapshot
 
 if TYPE_CHECKING:
@@ -31,41 +37,81 @@ if TYPE_CHECKING:
 
 OutputFormat = Literal["table", "json", "yaml", "csv"]
 FORMATS: tuple[OutputFormat, ...] = ("table", "json", "yaml", "csv")
-GPU = "nvidia.com/gpu"
+UNKNOWN_CURRENT = "current-unknown"  # the source does not know the workload's containers
 
-Current = Mapping[tuple[WorkloadRef, str], Mapping[str, Mapping[str, float]]]
-"""(workload, container) -> {"requests": {...}, "limits": {...}} in base units."""
+
+class SizedRun(Protocol):
+    """A sizing run's recommendations and skipped subjects (recommender.runner.RunOutput)."""
+
+    @property
+    def recommendations(self) -> Sequence[Recommendation]: ...
+
+    @property
+    def skipped(self) -> Sequence[Skipped]: ...
+
+
+@runtime_checkable
+class Findings(Protocol):
+    """What a sizing run adds besides recommendations (RecommendationRun has both)."""
+
+    @property
+    def waste(self) -> Sequence[WasteFinding]: ...
+
+    @property
+    def costs(self) -> CostReport | None: ...
 
 
 @dataclass(frozen=True)
 class Report:
-    """Everything a rendering can show; build it with Report.of(run, snapshot)."""
+    """Everything a rendering can show; build it with Report.of(run, snapshot, policy).
+
+    `current` holds each workload's containers as the source saw them, `meta` the labels/annotations
+    of a workload's pods where the source knows them; with `policy` they give the pod plan shown.
+    """
 
     recommendations: tuple[Recommendation, ...]
     skipped: tuple[Skipped, ...] = ()
     waste: tuple[WasteFinding, ...] = ()
     costs: CostReport | None = None
-    current: Current = field(default_factory=dict)
+    current: Mapping[WorkloadRef, tuple[CurrentResources, ...]] = field(default_factory=dict)
+    policy: PlanPolicy = field(default_factory=PlanPolicy)
+    meta: Mapping[WorkloadRef, Meta] = field(default_factory=dict)
 
     @staticmethod
-    def of(run: Any, snapshot: UsageSnapshot | None = None) -> Report:
-        """From a RecommendationRun (or anything with .recommendations) and, optionally, the snapshot
-        it came from (for current requests/limits)."""
+    def of(
+        run: SizedRun,
+        snapshot: UsageSnapshot | None,
+        policy: PlanPolicy,
+        meta: Mapping[WorkloadRef, Meta] | None = None,
+    ) -> Report:
+        """From a sizing run, the snapshot it came from (current requests/limits) and the plan policy."""
+        findings = run if isinstance(run, Findings) else None
         return Report(
             recommendations=tuple(run.recommendations),
-            skipped=tuple(getattr(run, "skipped", ())),
-            waste=tuple(getattr(run, "waste", ())),
-            costs=getattr(run, "costs", None),
+            skipped=tuple(run.skipped),
+            waste=tuple(findings.waste) if findings is not None else (),
+            costs=findings.costs if findings is not None else None,
             current=current_resources(snapshot) if snapshot is not None else {},
+            policy=policy,
+            meta=dict(meta or {}),
         )
 
+    def plan(self, rec: Recommendation) -> WorkloadPlan | None:
+        """The pod plan for the workload's pod; None when the source does not know its containers."""
+        current = self.current.get(rec.target)
+        if not current:
+            return None
+        return plan_workload(rec, current, self.policy, self.meta.get(rec.target))
 
-def current_resources(snapshot: UsageSnapshot) -> dict[tuple[WorkloadRef, str], dict[str, dict[str, float]]]:
-    """Current requests/limits per (workload, container), as the source saw them."""
-    return {
-        (c.workload, c.container): {"requests": dict(c.current_requests), "limits": dict(c.current_limits)}
-        for c in snapshot.containers
-    }
+
+def current_resources(snapshot: UsageSnapshot) -> dict[WorkloadRef, tuple[CurrentResources, ...]]:
+    """Current requests/limits of each workload's containers, as the source saw them."""
+    out: dict[WorkloadRef, list[CurrentResources]] = {}
+    for c in snapshot.containers:
+        out.setdefault(c.workload, []).append(
+            CurrentResources.of(c.container, c.current_requests, c.current_limits, c.init_container)
+        )
+    return {w: tuple(cs) for w, cs in out.items()}
 
 
 def render(report: Report, fmt: OutputFormat = "table", width: int | None = None) -> str:
@@ -89,9 +135,17 @@ def _sorted(recs: Iterable[Recommendation]) -> list[Recommendation]:
     return sorted(recs, key=lambda r: (r.namespace, r.target.kind, r.target.name))
 
 
+def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
+    """A store item plus `plan`: what the webhook writes for the workload's pod (store readers ignore it)."""
+    item = recommendation_to_resource(rec)
+    plan = report.plan(rec)
+    item["plan"] = plan.record() if plan is not None else {"skip": UNKNOWN_CURRENT}
+    return item
+
+
 def document(report: Report) -> dict[str, Any]:
-    """The RecommendationList (store format) plus skipped, waste and cost."""
-    doc = list_document([recommendation_to_resource(r) for r in _sorted(report.recommendations)])
+    """The RecommendationList (store format) with each item's `plan`, plus skipped, waste and cost."""
+    doc = list_document([_item(report, r) for r in _sorted(report.recommendations)])
     doc["skipped"] = [{"subject": s.subject, "reason": s.reason} for s in report.skipped]
     if report.waste:
         doc["waste"] = [
@@ -135,40 +189,68 @@ def truncate(text: str, limit: int) -> str:
     return text[: limit - 3].rstrip() + "..."
 
 
-def _fmt(resource: str, value: float | None) -> str:
+def _fmt(resource: str, value: str | None) -> str:
+    """A quantity as people read it (millicores, Mi); "-" when absent."""
     if value is None:
         return "-"
+    parsed = quantity(value)
+    if parsed is None:
+        return value
     try:
-        return format_resource(resource, value)
+        return format_resource(resource, float(parsed))
     except ValueError:
-        return f"{value:g}"
+        return value
 
 
-def _change(current: float | None, recommended: str | None, resource: str) -> str:
-    rec = recommended or "-"
-    if current is None:
-        return rec if recommended else "-"
-    return f"{_fmt(resource, current)} -> {rec}"
+def _cell(plan: WorkloadPlan | None, c: ContainerRecommendation, fld: Field, res: str) -> str:
+    """`current -> new` where the plan changes the value, the value alone where it stays, and
+    `? -> recommended` where the source does not know the container."""
+    cp = plan.container(c.name) if plan is not None else None
+    if cp is None:
+        recommended = (c.requests if fld == "requests" else c.limits).get(res)
+        return f"? -> {_fmt(res, recommended)}" if recommended is not None else "?"
+    change = cp.change(fld, res)
+    if change is None:
+        return _fmt(res, cp.before(fld, res))
+    return f"{_fmt(res, change.old)} -> {_fmt(res, change.new)}"
 
 
-def _lookup(
-    report: Report, rec: Recommendation, c: ContainerRecommendation, part: str, res: str
-) -> float | None:
-    values = report.current.get((rec.target, c.name), {}).get(part, {})
-    return values.get(res)
-
-
-def _gpu_cell(rec: Recommendation, c: ContainerRecommendation) -> str:
-    count = c.requests.get(GPU) or c.limits.get(GPU)
-    if count is None:
-        return "-"
-    cell = count
-    if rec.gpu is not None:
-        if rec.gpu.suggested_resource:
-            cell += f" ({rec.gpu.suggested_resource})"
-        if rec.gpu.idle:
-            cell += " idle"
+def gpu_cell(plan: WorkloadPlan | None, rec: Recommendation, c: ContainerRecommendation) -> str:
+    """current -> new GPUs, as the plan writes them; a recommended change the GPU opt-in holds back
+    says so; then the suggested MIG slice (when not written) and `idle`."""
+    if plan is None:
+        count = c.limits.get(GPU, c.requests.get(GPU))
+        cell = "-" if count is None else f"? -> {count}"
+    else:
+        g = plan.gpu(c.name)
+        if g.current is None:
+            return "-" if g.recommended is None else f"- ({g.recommended} recommended)"
+        if g.new is not None:
+            cell = f"{g.current} -> {g.new}" + (f" {g.resource}" if g.resource != g.held else "")
+        elif g.needs_opt_in:
+            cell = f"{g.current} -> {g.recommended} (needs {GPU_OPT_IN})"
+        elif not plan.plan.gpu_resize:
+            cell = f"{g.current} (keep)"
+        else:
+            cell = g.current
+        if g.held is not None and g.held != GPU:
+            cell += f" ({g.held})"
+    suggested = rec.gpu.suggested_resource if rec.gpu is not None else None
+    if suggested and (plan is None or plan.gpu(c.name).resource != suggested) and cell != "-":
+        cell += f" (suggests {suggested})"
+    if rec.gpu is not None and rec.gpu.idle and cell != "-":
+        cell += " idle"
     return cell
+
+
+def mode_cell(plan: WorkloadPlan | None) -> str:
+    """The mode the webhook resolves for the pod, with the reason when it changes nothing."""
+    if plan is None:
+        return UNKNOWN_CURRENT
+    shown, skip = plan.shown_mode, plan.plan.skip
+    if skip is None or skip == "no-change" or skip == "mode-off" or shown == "excluded":
+        return shown
+    return f"{shown} ({skip})"
 
 
 def _columns(rows: Sequence[Sequence[str]], last_width: int | None = None) -> list[str]:
@@ -186,10 +268,11 @@ REASON_WIDTH = 60
 
 
 def render_table(report: Report, width: int | None = None) -> str:
-    header = ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "MEMORY REQUEST", "MEMORY LIMIT", "GPU"]
-    header += ["MODE", "CONFIDENCE", "REASON"]
+    header = ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "CPU LIMIT", "MEMORY REQUEST"]
+    header += ["MEMORY LIMIT", "GPU", "MODE", "SIZING", "CONFIDENCE", "REASON"]
     rows: list[list[str]] = [header]
     for rec in _sorted(report.recommendations):
+        plan = report.plan(rec)
         for c in rec.containers:
             conf = f"{c.confidence:.2f}" + (" low" if c.low_confidence else "")
             rows.append(
@@ -197,12 +280,12 @@ def render_table(report: Report, width: int | None = None) -> str:
                     rec.namespace,
                     f"{rec.target.kind}/{rec.target.name}",
                     c.name,
-                    _change(_lookup(report, rec, c, "requests", "cpu"), c.requests.get("cpu"), "cpu"),
-                    _change(
-                        _lookup(report, rec, c, "requests", "memory"), c.requests.get("memory"), "memory"
-                    ),
-                    _change(_lookup(report, rec, c, "limits", "memory"), c.limits.get("memory"), "memory"),
-                    _gpu_cell(rec, c),
+                    _cell(plan, c, "requests", CPU),
+                    _cell(plan, c, "limits", CPU),
+                    _cell(plan, c, "requests", MEMORY),
+                    _cell(plan, c, "limits", MEMORY),
+                    gpu_cell(plan, rec, c),
+                    mode_cell(plan),
                     rec.sizing_mode,
                     conf,
                     c.reason or rec.reason,
@@ -277,6 +360,7 @@ CSV_COLUMNS = (
     "kind",
     "name",
     "container",
+    "mode",
     "sizing_mode",
     "cpu_request_current",
     "cpu_request",
@@ -286,7 +370,10 @@ CSV_COLUMNS = (
     "memory_request",
     "memory_limit_current",
     "memory_limit",
+    "gpu_current",
     "gpu",
+    "gpu_resource",
+    "gpu_recommended",
     "gpu_suggested_resource",
     "gpu_idle",
     "gpu_hourly_cost",
@@ -295,6 +382,26 @@ CSV_COLUMNS = (
     "low_confidence",
     "reason",
 )
+"""Each `<resource>_<field>` is the value once the plan is applied (the current one where it stays)."""
+
+RESOURCE_FIELDS: tuple[tuple[str, Field], ...] = (
+    (CPU, "requests"),
+    (CPU, "limits"),
+    (MEMORY, "requests"),
+    (MEMORY, "limits"),
+)
+
+
+def _csv_values(plan: WorkloadPlan | None, name: str) -> list[str]:
+    """current, planned for each of RESOURCE_FIELDS, then GPU current, planned, resource, recommended."""
+    cp = plan.container(name) if plan is not None else None
+    out: list[str] = []
+    for res, fld in RESOURCE_FIELDS:
+        out += [cp.before(fld, res) or "", cp.after(fld, res) or ""] if cp is not None else ["", ""]
+    if plan is None:
+        return [*out, "", "", "", ""]
+    g = plan.gpu(name)
+    return [*out, g.current or "", g.new or g.current or "", g.resource or g.held or "", g.recommended or ""]
 
 
 def render_csv(report: Report) -> str:
@@ -303,12 +410,8 @@ def render_csv(report: Report) -> str:
     writer.writerow(CSV_COLUMNS)
     for rec in _sorted(report.recommendations):
         g = rec.gpu
+        plan = report.plan(rec)
         for c in rec.containers:
-
-            def cur(part: str, res: str, rec: Recommendation = rec, c: ContainerRecommendation = c) -> str:
-                v = _lookup(report, rec, c, part, res)
-                return "" if v is None else _fmt(res, v)
-
             has_gpu = GPU in c.requests or GPU in c.limits
             writer.writerow(
                 [
@@ -316,16 +419,9 @@ def render_csv(report: Report) -> str:
                     rec.target.kind,
                     rec.target.name,
                     c.name,
+                    mode_cell(plan),
                     rec.sizing_mode,
-                    cur("requests", "cpu"),
-                    c.requests.get("cpu", ""),
-                    cur("limits", "cpu"),
-                    c.limits.get("cpu", ""),
-                    cur("requests", "memory"),
-                    c.requests.get("memory", ""),
-                    cur("limits", "memory"),
-                    c.limits.get("memory", ""),
-                    c.limits.get(GPU, c.requests.get(GPU, "")),
+                    *_csv_values(plan, c.name),
                     (g.suggested_resource or "") if g is not None and has_gpu else "",
                     str(g.idle).lower() if g is not None and has_gpu else "",
                     f"{g.hourly_cost:.6f}" if g is not None and has_gpu and g.hourly_cost is not None else "",

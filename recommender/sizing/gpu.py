@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from podsizer.resources import GPU, mig_resource
 from recommender.model import GpuUsage
 from recommender.sizing.policy import SizingPolicy
-
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class MigProfile:
 
     @property
     def resource(self) -> str:
-        return f"nvidia.com/mig-{self.name}"
+        return mig_resource(self.name)
 
 
 def _profiles(*names: str, usable: float = 0.95) -> tuple[MigProfile, ...]:
@@ -147,7 +146,7 @@ class GpuSizing:
     count: int
     mig: MigProfile | None
     reason: str
-    resource: str | None = GPU_RESOURCE  # None: leave the container's GPU requests as they are
+    resource: str | None = GPU  # None: leave the container's GPU requests as they are
 
 
 def size_gpu(gpu: GpuUsage, policy: SizingPolicy, mig_strategy: str | None = None) -> GpuSizing:
@@ -160,7 +159,7 @@ def size_gpu(gpu: GpuUsage, policy: SizingPolicy, mig_strategy: str | None = Non
         reason = f"gpu: on several MIG profiles ({gpu.mig_profile}); GPU requests left unchanged"
         return GpuSizing(max(1, gpu.gpu_count), None, reason, None)
     if gpu.mig_profile:
-        resource = GPU_RESOURCE if mig_strategy == "single" else f"nvidia.com/mig-{gpu.mig_profile}"
+        resource = GPU if mig_strategy == "single" else mig_resource(gpu.mig_profile)
         count = max(1, gpu.gpu_count)
         reason = (
             f"gpu: on MIG slice {gpu.mig_profile}, {gpu.activity_signal} p95 {gpu.activity.p95:.2f}"

@@ -97,12 +97,14 @@ def test_overview_shows_the_api_numbers(
             )
             what = f"{key}/{c['name']}"
             assert_shows(cell(row, "cpu_current"), c["current_requests"].get("cpu"), what + " cpu now")
-            assert_shows(
-                cell(row, "cpu_recommended"), c["recommended_requests"].get("cpu"), what + " cpu rec"
-            )
+            assert_shows(cell(row, "cpu_planned"), c["planned_requests"].get("cpu"), what + " cpu new")
             assert_shows(cell(row, "memory_current"), c["current_requests"].get("memory"), what + " mem now")
+            assert_shows(cell(row, "memory_planned"), c["planned_requests"].get("memory"), what + " mem new")
             assert_shows(
-                cell(row, "memory_recommended"), c["recommended_requests"].get("memory"), what + " mem rec"
+                cell(row, "memory_limit_planned"), c["planned_limits"].get("memory"), what + " limit new"
+            )
+            assert_shows(
+                cell(row, "gpu_planned"), c["planned_requests"].get("nvidia.com/gpu"), what + " gpu new"
             )
             assert_shows(cell(row, "confidence"), c["confidence"], what + " confidence")
             assert_shows(cell(row, "cpu_saved"), c["cpu_cores_saved"], what + " cpu saved")

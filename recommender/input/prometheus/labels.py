@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from podsizer.resources import GPU, mig_resource
+
 # Labels podsizer reads; KSM exposes them as label_<snake_case_sanitized>. Others keep their KSM spelling.
 KNOWN_LABELS = (
     "openshift.io/deployer-pod-for.name",
@@ -69,12 +71,12 @@ def resource_name(ksm_resource: str) -> str:
         return ksm_resource
     rest = ksm_resource[len("nvidia_com_") :]
     if rest == "gpu":
-        return "nvidia.com/gpu"
+        return GPU
     if rest == "gpu_shared":
         return "nvidia.com/gpu.shared"
     mig = _MIG.match(rest)
     if mig:
-        return f"nvidia.com/mig-{mig.group(1)}g.{mig.group(2)}gb"
+        return mig_resource(f"{mig.group(1)}g.{mig.group(2)}gb")
     return "nvidia.com/" + rest
 
 

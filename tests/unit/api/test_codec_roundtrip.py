@@ -97,13 +97,13 @@ def test_cluster_is_written_only_when_set() -> None:
     assert recommendation_from_resource(obj).cluster == "east"
 
 
-@settings(max_examples=examples(2000))
+@settings(max_examples=examples(600))
 @given(recommendations())
 def test_recommendation_resource_recommendation(rec: Recommendation) -> None:
     assert recommendation_from_resource(recommendation_to_resource(rec)) == rec
 
 
-@settings(max_examples=examples(2000))
+@settings(max_examples=examples(400))
 @given(recommendations())
 def test_resource_json_resource(rec: Recommendation) -> None:
     obj = recommendation_to_resource(rec)
@@ -112,7 +112,7 @@ def test_resource_json_resource(rec: Recommendation) -> None:
     assert recommendation_to_resource(recommendation_from_resource(again)) == obj
 
 
-@settings(max_examples=examples(2000))
+@settings(max_examples=examples(300))
 @given(recommendations(), st.dictionaries(st.text(min_size=1, max_size=12), st.integers() | st.text()))
 def test_unknown_fields_are_ignored(rec: Recommendation, extra: dict[str, object]) -> None:
     obj = recommendation_to_resource(rec)
@@ -128,7 +128,7 @@ def _without_version(rec: Recommendation) -> Recommendation:
     return Recommendation(**{**rec.__dict__, "resource_version": None})
 
 
-@settings(max_examples=examples(400))
+@settings(max_examples=examples(100))
 @given(
     st.lists(recommendations().map(_without_version), max_size=5, unique_by=lambda r: (r.namespace, r.name))
 )

@@ -25,7 +25,7 @@ def _workload(body: dict, kind: str, name: str) -> dict:
     )
 
 
-def test_overview_savings_are_current_minus_recommended_times_pods(client: TestClient) -> None:
+def test_overview_savings_are_current_minus_planned_times_pods(client: TestClient) -> None:
     body = client.get("/api/overview").json()
     web = _workload(body, "Deployment", "web")
     assert web["cpu_cores_saved"] == pytest.approx((1.0 - 0.25) * 2)

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from console.build import build_console_data, workload_mode
-from console.data import StaticConsoleData
+from console.data import StaticConsoleData, WorkloadRow
 from console.demo import DemoConsoleData
+from console.views import workload_out
 from podsizer.api.identity import WorkloadRef
+from podsizer.policy import PlanPolicy
+from podsizer.resources import GPU
 from recommender.model import NodeInfo
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
@@ -238,3 +241,38 @@ def test_demo_console_data_hides_deployer_pods_and_lists_the_deploymentconfig() 
     assert any(w.workload.kind == "DeploymentConfig" for w in data.workloads())
     assert data.waste(), "the demo has an idle notebook GPU"
     assert data.costs().cluster.hourly == pytest.approx(sum(c.hourly for c in data.costs().by_namespace))
+
+
+def _row(data: StaticConsoleData, name: str) -> WorkloadRow:
+    return next(w for w in data.workloads() if w.workload.name == name)
+
+
+def test_rows_show_what_the_pod_plan_writes_under_the_console_policy() -> None:
+    keep_ratio = _row(DemoConsoleData.build(END), "storefront").containers[0]
+    assert keep_ratio.current_limits["memory"] == keep_ratio.current_requests["memory"] == 4096 * MIB
+    assert keep_ratio.planned_limits["memory"] == keep_ratio.planned_requests["memory"]  # ratio 1 stays
+    assert keep_ratio.planned_limits["memory"] != keep_ratio.recommended_limits["memory"]
+    recommended = _row(DemoConsoleData.build(END, plan_policy=PlanPolicy("recommended")), "storefront")
+    (c,) = recommended.containers
+    assert c.planned_limits["memory"] == c.recommended_limits["memory"]
+    assert {(ch.field, ch.resource) for ch in c.changes} == {
+        ("requests", "cpu"),
+        ("requests", "memory"),
+        ("limits", "memory"),
+    }
+
+
+def test_gpu_counts_change_only_with_the_gpu_opt_in() -> None:
+    kept = _row(DemoConsoleData.build(END), "bert-finetune").containers[0]
+    assert kept.planned_requests[GPU] == kept.current_requests[GPU] == 4.0
+    assert kept.recommended_requests[GPU] == 3.0
+    resized = _row(DemoConsoleData.build(END, plan_policy=PlanPolicy(gpu_resize=True)), "bert-finetune")
+    assert resized.gpu_resize and resized.containers[0].planned_requests[GPU] == 3.0
+
+
+def test_savings_come_from_the_plan_so_a_low_confidence_workload_saves_nothing() -> None:
+    flags = _row(DemoConsoleData.build(END), "feature-flags")
+    assert flags.plan_skip == "low-confidence"
+    out = workload_out(flags)
+    assert out.cpu_cores_saved == 0.0 and out.memory_bytes_saved == 0.0
+    assert flags.containers[0].recommended_requests["cpu"] != flags.containers[0].current_requests["cpu"]

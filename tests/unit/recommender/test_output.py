@@ -1,11 +1,13 @@
-"""Formatters: table with current -> recommended, waste and cost sections; json/yaml store document; csv."""
+"""Formatters: table with current -> planned (the pod plan), waste, cost; json/yaml store document; csv."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 import yaml
@@ -16,20 +18,26 @@ from podsizer.api.resource import (
     GpuRecommendation,
     Recommendation,
     Window,
+    recommendation_from_resource,
     recommendation_to_resource,
 )
 from podsizer.owners import Skipped
+from podsizer.podspec import CurrentResources
+from podsizer.policy import PlanPolicy
+from podsizer.resources import GPU
 from recommender.output.report import CSV_COLUMNS, Report, render, truncate
+from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import CostItem, CostReport
 from recommender.sizing.waste import WasteFinding
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+MIB = 1024.0**2
 WEB = WorkloadRef("shop", "Deployment", "web")
 TRAIN = WorkloadRef("ml", "StatefulSet", "train")
 LONG_REASON = "cpu: p99 510m + 15% margin; memory: p99 629Mi + 15% margin; " + "x" * 200
 
 
-def report() -> Report:
+def report(policy: PlanPolicy | None = None) -> Report:
     web = Recommendation(
         target=WEB,
         generated_at=T0,
@@ -102,11 +110,16 @@ def report() -> Report:
             "on-demand",
         ),
     )
-    current: dict[tuple[WorkloadRef, str], dict[str, dict[str, float]]] = {
-        (WEB, "app"): {
-            "requests": {"cpu": 0.5, "memory": 1024 * 1024**2},
-            "limits": {"memory": 1024 * 1024**2},
-        },
+    current = {
+        WEB: (
+            CurrentResources.of("app", {"cpu": 0.5, "memory": 1024 * MIB}, {"memory": 2048 * MIB}),
+            CurrentResources.of("sidecar", {"cpu": 0.05}, {}),
+        ),
+        TRAIN: (
+            CurrentResources.of(
+                "trainer", {"cpu": 8.0, "memory": 32768 * MIB, GPU: 2.0}, {"memory": 32768 * MIB, GPU: 2.0}
+            ),
+        ),
     }
     return Report(
         recommendations=(web, train),
@@ -114,10 +127,11 @@ def report() -> Report:
         waste=waste,
         costs=costs,
         current=current,
+        policy=policy or PlanPolicy(),
     )
 
 
-def test_table_shows_current_and_recommended_values_in_aligned_columns() -> None:
+def test_table_shows_current_and_planned_values_in_aligned_columns() -> None:
     text = render(report(), "table")
     lines = text.splitlines()
     header = lines[0]
@@ -127,32 +141,55 @@ def test_table_shows_current_and_recommended_values_in_aligned_columns() -> None
         "CONTAINER",
         "CPU",
         "REQUEST",
+        "CPU",
+        "LIMIT",
         "MEMORY",
         "REQUEST",
         "MEMORY",
         "LIMIT",
         "GPU",
         "MODE",
+        "SIZING",
         "CONFIDENCE",
         "REASON",
     ]
     ml, app, sidecar = lines[1], lines[2], lines[3]
     assert ml.startswith("ml ") and "StatefulSet/train" in ml  # sorted by namespace
-    assert "500m -> 120m" in app and "1024Mi -> 300Mi" in app and "autopilot" in app
-    assert "1 (nvidia.com/mig-1g.10gb) idle" in ml
-    col = header.index("MODE")
+    # keep-ratio (the default): the 2:1 memory limit/request ratio stays, so 300Mi -> 600Mi
+    assert "500m -> 120m" in app and "1024Mi -> 300Mi" in app and "2048Mi -> 600Mi" in app
+    assert "2 -> 1 (needs podsizer.io/gpu: resize) (suggests nvidia.com/mig-1g.10gb) idle" in ml
+    col = header.index("SIZING")
     assert app[col:].startswith("autopilot") and ml[col:].startswith("static")
-    assert "0.20 low" in sidecar
+    assert app[header.index("MODE") :].startswith("dry-run")
+    assert "0.20 low" in sidecar and sidecar[header.index("CPU REQUEST") :].startswith("50m ")
     reason = sidecar[header.index("REASON") :]
     assert reason.endswith("...") and len(reason) == 60 and LONG_REASON.startswith(reason[:-3])
     assert "2 workloads, 3 containers (1 low-confidence" in text
 
 
+def test_table_shows_the_recommendations_limit_under_the_recommended_policy() -> None:
+    app = render(report(PlanPolicy("recommended")), "table").splitlines()[2]
+    assert "2048Mi -> 375Mi" in app
+
+
+def test_table_gpu_column_shows_current_to_new_with_the_opt_in() -> None:
+    ml = render(report(PlanPolicy(gpu_resize=True)), "table").splitlines()[1]
+    assert "2 -> 1 (suggests nvidia.com/mig-1g.10gb) idle" in ml
+    swapped = render(report(PlanPolicy(gpu_resize=True, allow_mig_swap=True)), "table").splitlines()[1]
+    assert "2 -> 1 nvidia.com/mig-1g.10gb idle" in swapped
+
+
+def test_a_workload_the_source_does_not_know_shows_question_marks() -> None:
+    r = dataclasses.replace(report(), current={})
+    app = render(r, "table").splitlines()[2]
+    assert "? -> 120m" in app and "current-unknown" in app
+
+
 def test_table_width_fits_the_reason_into_the_terminal() -> None:
     wide = render(report(), "table").splitlines()
-    narrow = render(report(), "table", width=180).splitlines()
-    assert max(len(line) for line in wide[:4]) > 180
-    assert max(len(line) for line in narrow[:4]) <= 180
+    narrow = render(report(), "table", width=250).splitlines()
+    assert max(len(line) for line in wide[:4]) > 250
+    assert max(len(line) for line in narrow[:4]) <= 250
 
 
 def test_table_has_skipped_waste_and_cost_sections_with_cluster_totals() -> None:
@@ -169,12 +206,15 @@ def test_empty_report_says_so() -> None:
     assert render(Report(()), "table").startswith("No recommendations.")
 
 
-def test_json_is_the_store_document_plus_skipped_waste_and_cost() -> None:
+def test_json_is_the_store_document_with_a_plan_per_item_plus_skipped_waste_and_cost() -> None:
     r = report()
     doc = json.loads(render(r, "json"))
     assert doc["kind"] == "RecommendationList" and doc["apiVersion"] == "podsizer.io/v1alpha1"
-    assert doc["items"] == [
-        recommendation_to_resource(x) for x in (r.recommendations[1], r.recommendations[0])
+    expected = [recommendation_to_resource(x) for x in (r.recommendations[1], r.recommendations[0])]
+    assert [{k: v for k, v in item.items() if k != "plan"} for item in doc["items"]] == expected
+    assert [recommendation_from_resource(item) for item in doc["items"]] == [
+        r.recommendations[1],
+        r.recommendations[0],
     ]
     assert doc["skipped"] == [
         {"subject": "legacy/pod/billing-7-deploy", "reason": "OpenShift deployer or hook pod"}
@@ -182,6 +222,30 @@ def test_json_is_the_store_document_plus_skipped_waste_and_cost() -> None:
     assert doc["waste"][0]["pod"] == "train-0" and doc["waste"][0]["idleSince"] == "2026-12-01T09:00:00Z"
     assert doc["cost"]["clusterHourly"] == pytest.approx(6.1)
     assert doc["cost"]["namespaces"]["ml"]["wastedHourly"] == pytest.approx(4.1)
+
+
+def test_json_plan_holds_mode_current_values_and_the_change_record() -> None:
+    web = json.loads(render(report(), "json"))["items"][1]
+    plan = web["plan"]
+    assert (plan["mode"], plan["skip"], plan["recommendation"]) == ("dry-run", None, "deployment-web")
+    assert plan["current"][0] == {
+        "container": "app",
+        "containerType": "containers",
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"memory": "2Gi"},
+    }
+    changes = {(c["field"], c["resource"]): (c["from"], c["to"]) for c in plan["changes"]}
+    assert changes == {
+        ("requests", "cpu"): ("500m", "120m"),
+        ("requests", "memory"): ("1Gi", "300Mi"),
+        ("limits", "memory"): ("2Gi", "600Mi"),
+    }  # the low-confidence sidecar is not changed
+
+
+def test_the_json_output_is_a_store_file_the_json_store_reads(tmp_path: Path) -> None:
+    path = tmp_path / "recs.json"
+    path.write_text(render(report(), "json"))
+    assert {rec.target for rec in JsonFileStore(path).list()} == {WEB, TRAIN}
 
 
 def test_yaml_holds_the_same_document_as_json() -> None:
@@ -199,12 +263,10 @@ def test_csv_has_one_row_per_container_with_current_values() -> None:
     ]
     train, app, sidecar = rows
     assert (app["cpu_request_current"], app["cpu_request"]) == ("500m", "120m")
-    assert (app["memory_limit_current"], app["memory_limit"]) == ("1024Mi", "375Mi")
-    assert (train["gpu"], train["gpu_suggested_resource"], train["gpu_idle"]) == (
-        "1",
-        "nvidia.com/mig-1g.10gb",
-        "true",
-    )
+    assert (app["memory_limit_current"], app["memory_limit"]) == ("2Gi", "600Mi")
+    assert (app["mode"], sidecar["cpu_request"]) == ("dry-run", "50m")  # low confidence: unchanged
+    assert (train["gpu_current"], train["gpu"], train["gpu_recommended"]) == ("2", "2", "1")
+    assert (train["gpu_suggested_resource"], train["gpu_idle"]) == ("nvidia.com/mig-1g.10gb", "true")
     assert float(train["gpu_wasted_hourly_cost"]) == pytest.approx(4.1)
     assert sidecar["low_confidence"] == "true" and sidecar["reason"] == LONG_REASON
     assert app["gpu"] == "" and app["cpu_request_current"] != ""

@@ -135,6 +135,7 @@ def test_every_setting_has_a_flag_and_a_description() -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser, RecommenderSettings)
     help_text = parser.format_help()
+    assert len(RecommenderSettings.model_fields) > 20
     for name, field in RecommenderSettings.model_fields.items():
         assert "--" + name.replace("_", "-") in help_text
         assert env_name(name) in help_text
