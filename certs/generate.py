@@ -191,16 +191,21 @@ def write_bundle(bundle: Bundle, out_dir: Path, write_ca_key: bool = False) -> d
 
 def load_ca(cert_file: Path, key_file: Path) -> KeyPair:
     """An existing CA to sign a renewed serving certificate with (the caBundle stays the same)."""
-    ca = KeyPair(cert_file.read_bytes(), key_file.read_bytes())
+    return ca_from_pem(cert_file.read_bytes(), key_file.read_bytes(), f"{cert_file} / {key_file}")
+
+
+def ca_from_pem(cert_pem: bytes, key_pem: bytes, where: str = "the CA") -> KeyPair:
+    """A CA pair from PEM bytes (files, a Secret); ValueError when unreadable or the key does not match."""
+    ca = KeyPair(cert_pem, key_pem)
     try:
         cert = x509.load_pem_x509_certificate(ca.cert_pem)
         key = serialization.load_pem_private_key(ca.key_pem, password=None)
     except ValueError as exc:
-        raise ValueError(f"cannot read the CA from {cert_file} / {key_file}: {exc}") from exc
+        raise ValueError(f"cannot read the CA from {where}: {exc}") from exc
     if cert.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     ) != key.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     ):
-        raise ValueError(f"{key_file} is not the private key of {cert_file}")
+        raise ValueError(f"{where}: the key is not the private key of the certificate")
     return ca

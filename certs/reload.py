@@ -7,9 +7,12 @@ import os
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+
+from certs.expiry import file_not_after
 
 log = logging.getLogger("podsizer.certs")
 
@@ -30,18 +33,56 @@ def _stamp(path: Path) -> _FileStamp:
     return _FileStamp(real, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def _fresh_context(cert_file: Path, key_file: Path) -> ssl.SSLContext:
+# TLS 1.2: forward-secret AEAD suites only (no CBC, no static RSA); TLS 1.3 suites are all AEAD already.
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+
+
+def _fresh_context(cert_file: Path, key_file: Path, client_ca_file: Path | None) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_ciphers(TLS12_CIPHERS)
     ctx.load_cert_chain(cert_file, key_file)
+    if client_ca_file is not None:
+        ctx.load_verify_locations(cafile=str(client_ca_file))
+        ctx.verify_mode = ssl.CERT_REQUIRED
     return ctx
+
+
+PeerCert = Mapping[str, object]
+
+
+def client_names(peercert: PeerCert | None) -> frozenset[str]:
+    """The subject CNs and DNS/URI/IP subjectAltNames of a verified peer certificate (`getpeercert()`)."""
+    if not peercert:
+        return frozenset()
+    names: set[str] = set()
+    subject = peercert.get("subject")
+    for rdn in subject if isinstance(subject, tuple) else ():
+        for attr in rdn if isinstance(rdn, tuple) else ():
+            if isinstance(attr, tuple) and len(attr) == 2 and attr[0] == "commonName":
+                names.add(str(attr[1]))
+    sans = peercert.get("subjectAltName")
+    for entry in sans if isinstance(sans, tuple) else ():
+        if isinstance(entry, tuple) and len(entry) == 2 and entry[0] in ("DNS", "URI", "IP Address"):
+            names.add(str(entry[1]))
+    return frozenset(names)
+
+
+def _served_not_after(cert_file: Path) -> datetime | None:
+    """notAfter of the certificate just loaded; None (logged) when the file cannot be parsed here."""
+    try:
+        return file_not_after(cert_file)
+    except (OSError, ValueError) as exc:
+        log.warning("tls: cannot read the expiry of %s: %s", cert_file, exc)
+        return None
 
 
 class ReloadingTLS:
     """Serves the newest valid tls.crt/tls.key: each handshake's SNI callback switches to the current context.
 
     The files are checked at most once per `check_interval` seconds (a few stat calls); a pair that does not
-    load (half-written, key not matching) is logged and the previous one keeps serving.
+    load (half-written, key not matching) is logged and the previous one keeps serving. `not_after` is the
+    expiry of the certificate being served (None when it could not be parsed), updated on every reload.
     """
 
     def __init__(
@@ -50,19 +91,34 @@ class ReloadingTLS:
         key_file: Path,
         check_interval: float = 1.0,
         monotonic: Callable[[], float] = time.monotonic,
+        *,
+        client_ca_file: Path | None = None,
     ) -> None:
+        """`client_ca_file`: clients must present a certificate it signed (reloaded with the pair)."""
         self.cert_file = cert_file
         self.key_file = key_file
+        self.client_ca_file = client_ca_file
         self.check_interval = check_interval
         self._monotonic = monotonic
         self._lock = threading.Lock()
-        self._stamps = (_stamp(cert_file), _stamp(key_file))
-        self._current = _fresh_context(cert_file, key_file)
+        self._stamps = self._file_stamps()
+        self._current = self._fresh()
+        self.not_after = _served_not_after(cert_file)
         self._next_check = monotonic() + check_interval
         self.reloads = 0
         self.failures = 0
-        self._server = _fresh_context(cert_file, key_file)
+        self._server = self._fresh()
         self._server.sni_callback = self._on_client_hello
+
+    def _files(self) -> tuple[Path, ...]:
+        extra = () if self.client_ca_file is None else (self.client_ca_file,)
+        return (self.cert_file, self.key_file, *extra)
+
+    def _file_stamps(self) -> tuple[_FileStamp, ...]:
+        return tuple(_stamp(path) for path in self._files())
+
+    def _fresh(self) -> ssl.SSLContext:
+        return _fresh_context(self.cert_file, self.key_file, self.client_ca_file)
 
     @property
     def server_context(self) -> ssl.SSLContext:
@@ -80,7 +136,7 @@ class ReloadingTLS:
         with self._lock:
             self._next_check = self._monotonic() + self.check_interval
             try:
-                stamps = (_stamp(self.cert_file), _stamp(self.key_file))
+                stamps = self._file_stamps()
             except OSError as exc:
                 log.warning(
                     "tls: cannot stat %s / %s (%s); keeping the current certificate",
@@ -93,12 +149,13 @@ class ReloadingTLS:
             if stamps == self._stamps:
                 return False
             try:
-                ctx = _fresh_context(self.cert_file, self.key_file)
+                ctx = self._fresh()
             except (OSError, ssl.SSLError) as exc:
                 log.warning("tls: new certificate files do not load (%s); keeping the current one", exc)
                 self.failures += 1
                 return False
             self._current = ctx
+            self.not_after = _served_not_after(self.cert_file)
             self._stamps = stamps
             self.reloads += 1
             log.info("tls: reloaded certificate from %s", stamps[0].real)

@@ -1,18 +1,33 @@
-"""The console's FastAPI app: JSON API under /api (OpenAPI at /openapi.json) and the HTML pages."""
+"""The console's FastAPI app: JSON API under /api (OpenAPI at /openapi.json, readable at /docs), HTML pages,
+a styled 404 for pages (JSON for /api/*), and security headers on every response."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import FastAPI, HTTPException, Query
-from fastapi.responses import HTMLResponse
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from console import pages, views
+from console import apidocs, views
 from console.data import ConsoleData
+from console.pages import Pages
+from console.query import DEFAULT_PER_PAGE, MAX_PER_PAGE, SORT_KEYS, OverviewQuery
 
 STATIC_DIR = Path(__file__).parent / "static"
+SECURITY_HEADERS: dict[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'none'; "
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
 
 Points = Annotated[
     int,
@@ -20,8 +35,34 @@ Points = Annotated[
 ]
 
 
+def _query(
+    namespace: Annotated[str, Query(description="only this namespace")] = "",
+    kind: Annotated[str, Query(description="only this kind (Deployment, StatefulSet, ...)")] = "",
+    mode: Annotated[str, Query(description="only this mode (off, dry-run, auto, excluded)")] = "",
+    sizing: Annotated[str, Query(description="only this sizing path (static, autopilot)")] = "",
+    has_savings: Annotated[bool, Query(description="only workloads with savings")] = False,
+    low_confidence: Annotated[bool, Query(description="only low-confidence ones")] = False,
+    q: Annotated[str, Query(max_length=253, description="workload name contains (any case)")] = "",
+    sort: Annotated[str, Query(description="sort key: " + ", ".join(SORT_KEYS))] = "workload",
+    order: Annotated[Literal["asc", "desc"], Query(description="sort order")] = "asc",
+    page: Annotated[int, Query(ge=1, description="page number, from 1")] = 1,
+    per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE, description="per page")] = DEFAULT_PER_PAGE,
+) -> OverviewQuery:
+    try:
+        return OverviewQuery(
+            namespace, kind, mode, sizing, has_savings, low_confidence, q, sort, order, page, per_page
+        )
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+
+
+def _wants_json(request: Request) -> bool:
+    path = request.url.path
+    return path.startswith("/api/") or path == "/api" or path.startswith("/static/")
+
+
 def create_console_app(data: ConsoleData) -> FastAPI:
-    """A read-only console over `data`. No Swagger UI (it loads from a CDN); schema at /openapi.json."""
+    """A read-only console over `data`. No Swagger UI (it loads from a CDN): readable docs at /docs."""
     app = FastAPI(
         title="podsizer console",
         summary="Recommendations, GPU inventory, per-pod GPU usage, idle-GPU waste and cost.",
@@ -30,6 +71,23 @@ def create_console_app(data: ConsoleData) -> FastAPI:
         redoc_url=None,
     )
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    pages = Pages()
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def not_found(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code != 404 or _wants_json(request):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        message = f"No page at {request.url.path}."
+        return HTMLResponse(pages.not_found(message, views.meta(data)), status_code=404)
 
     @app.get("/api/meta", tags=["api"])
     def api_meta() -> views.MetaOut:
@@ -37,18 +95,33 @@ def create_console_app(data: ConsoleData) -> FastAPI:
         return views.meta(data)
 
     @app.get("/api/overview", tags=["api"])
-    def api_overview() -> views.OverviewOut:
-        """Workloads with current vs recommended requests, savings, sizing path, confidence and mode."""
-        return views.overview(data)
+    def api_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> views.OverviewOut:
+        """Workloads (filtered, searched, sorted, one page) with current vs planned requests, savings per
+        current replica in resources and dollars, sizing path, confidence and mode; totals over all."""
+        return views.overview(data, query)
+
+    @app.get(
+        "/api/workloads/{namespace}/{kind}/{name}",
+        tags=["api"],
+        responses={404: {"description": "no recommendation for this workload"}},
+    )
+    def api_workload(
+        namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
+    ) -> views.WorkloadDetailOut:
+        """A workload: recommendation, the pod plan's changes, pods, history (peak over pods), forecast."""
+        try:
+            return views.workload_detail(data, namespace, kind, name, points)
+        except views.UnknownWorkload as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/api/gpu", tags=["api"])
     def api_gpu() -> views.GpuOut:
-        """Everything the GPU page shows: nodes, per-pod usage, waste and cost."""
+        """Everything the GPU page shows: nodes (unallocated GPUs costed), per-pod usage, waste and cost."""
         return views.gpu(data)
 
     @app.get("/api/gpu/nodes", tags=["api"])
     def api_gpu_nodes() -> list[views.GpuNodeOut]:
-        """Per-node GPU inventory: model, count, MIG layout, allocation."""
+        """Per-node GPU inventory: model, count, MIG layout, allocation, unallocated GPUs and their cost."""
         return views.gpu_nodes(data)
 
     @app.get("/api/gpu/pods", tags=["api"])
@@ -84,20 +157,37 @@ def create_console_app(data: ConsoleData) -> FastAPI:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def page_overview() -> str:
-        return pages.overview_page(views.overview(data))
+    def page_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> str:
+        return pages.overview(views.overview(data, query), query)
 
     @app.get("/gpu", response_class=HTMLResponse, include_in_schema=False)
     def page_gpu() -> str:
-        return pages.gpu_page(views.gpu(data))
+        return pages.gpu(views.gpu(data))
+
+    @app.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def page_workload(
+        namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
+    ) -> HTMLResponse:
+        try:
+            detail = views.workload_detail(data, namespace, kind, name, points)
+        except views.UnknownWorkload as exc:
+            return HTMLResponse(pages.not_found(str(exc), views.meta(data)), status_code=404)
+        return HTMLResponse(pages.workload(detail, views.meta(data)))
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def page_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> HTMLResponse:
         try:
             detail = views.pod_detail(data, namespace, name, points)
         except views.UnknownPod as exc:
-            return HTMLResponse(pages.not_found_page(str(exc), views.meta(data)), status_code=404)
-        return HTMLResponse(pages.pod_page(detail, views.meta(data)))
+            return HTMLResponse(pages.not_found(str(exc), views.meta(data)), status_code=404)
+        return HTMLResponse(pages.pod(detail, views.meta(data)))
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    def page_docs() -> str:
+        spec = app.openapi()
+        return pages.docs(
+            str(spec.get("info", {}).get("summary", "")), apidocs.operations(spec), apidocs.schemas(spec)
+        )
 
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:

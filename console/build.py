@@ -14,10 +14,12 @@ from console.data import (
     ContainerRow,
     CostLine,
     CostRollup,
+    ForecastRow,
     GpuDevice,
     GpuNode,
     GpuPodRow,
     Line,
+    Mark,
     Meta,
     MigInstance,
     Mode,
@@ -26,8 +28,10 @@ from console.data import (
     Reference,
     SkippedRow,
     StaticConsoleData,
+    WorkloadDetail,
     WorkloadRow,
 )
+from console.prices import resource_price
 from podsizer import modes
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import parse
@@ -38,8 +42,9 @@ from podsizer.podspec import CurrentResources, Field
 from podsizer.policy import Mode as PlanMode
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
-from recommender.model import FloatArray, UsageSnapshot
+from recommender.model import FloatArray, NodeInfo, UsageSnapshot
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
+from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
@@ -129,11 +134,44 @@ def _quantities(values: Mapping[str, str]) -> dict[str, float]:
     return {k: parse(v) for k, v in values.items()}
 
 
+def _pods_at_end(raw: RawDataset) -> set[tuple[str, str]]:
+    """(namespace, pod) of pods with a sample within two sampling steps of the window's end."""
+    end = raw.end.timestamp()
+    out: set[tuple[str, str]] = set()
+    for s in raw.containers:
+        ts = np.asarray(s.timestamps, dtype=np.float64)
+        if ts.size == 0:
+            continue
+        step = float(np.median(np.diff(ts))) if ts.size > 1 else 300.0
+        if float(ts.max()) >= end - 2.0 * step - 1.0:
+            out.add((s.namespace, s.pod))
+    return out
+
+
+def _replicas(
+    ref: WorkloadRef, pods: Sequence[PodInfo], snapshot: UsageSnapshot, at_end: set[tuple[str, str]]
+) -> tuple[int, str]:
+    """The workload's current replica count and where it comes from: its autoscaler's current replicas
+    when the usage model has them, else the pods present at the window's end."""
+    scaler = next((a for a in snapshot.autoscalers if a.workload == ref), None)
+    if scaler is not None and scaler.current_replicas is not None:
+        return scaler.current_replicas, f"{scaler.kind} {scaler.name} current replicas"
+    return sum(1 for p in pods if (p.namespace, p.name) in at_end), "pods present at the window's end"
+
+
+def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> str | None:
+    """The instance type most of the workload's pods run on (None: unknown)."""
+    types = [t for p in pods if (n := nodes.get(p.node)) is not None and (t := n.instance_type)]
+    return max(sorted(set(types)), key=types.count) if types else None
+
+
 def _workload_rows(
     recs: Sequence[Recommendation],
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
     policy: PlanPolicy,
+    replicas: Mapping[WorkloadRef, tuple[int, str]],
+    nodes: Mapping[str, NodeInfo],
 ) -> tuple[WorkloadRow, ...]:
     """One row per Recommendation, each container as the pod plan leaves it (for the workload's pod)."""
     rows: list[WorkloadRow] = []
@@ -162,12 +200,15 @@ def _workload_rows(
                 gpu_suggested_resource=rec.gpu.suggested_resource if rec.gpu is not None else None,
                 plan_skip=plan.plan.skip if plan is not None else "current-unknown",
                 gpu_resize=plan.plan.gpu_resize if plan is not None else policy.gpu_resize,
+                replicas=replicas[rec.target][0] if rec.target in replicas else None,
+                replicas_basis=replicas[rec.target][1] if rec.target in replicas else "pods seen",
+                price=resource_price(_instance_type(pods, nodes)),
             )
         )
     return tuple(rows)
 
 
-def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]]) -> tuple[GpuNode, ...]:
+def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]], prices: PriceTable) -> tuple[GpuNode, ...]:
     """GPU nodes; allocation counts the GPU requests of app pods (deployer/hook pods left out)."""
     samples_by_host: dict[str, list[GpuSamples]] = defaultdict(list)
     for g in raw.gpus:
@@ -201,6 +242,7 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]]) -> tuple[GpuNode
                 migs = (*migs, MigInstance(g.mig_profile, g.mig_instance_id or "", pod))
             devices[g.uuid] = GpuDevice(dev.index, dev.uuid, dev.model, pods, migs)
         model = (info.gpu_product if info else None) or (samples[0].model_name if samples else None)
+        per_gpu = prices.gpu_cost(info, 1.0)
         out.append(
             GpuNode(
                 name=name,
@@ -213,6 +255,8 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]]) -> tuple[GpuNode
                 allocated_gpus=allocated,
                 allocated_mig=dict(sorted(mig.items())),
                 devices=tuple(sorted(devices.values(), key=lambda d: (len(d.index), d.index))),
+                gpu_hourly_price=per_gpu.hourly,
+                price_basis=f"{per_gpu.basis}: {per_gpu.source}",
             )
         )
     return tuple(out)
@@ -229,6 +273,15 @@ def _activity(g: GpuSamples, signal: str) -> FloatArray | None:
 def _gpu_label(g: GpuSamples) -> str:
     label = f"GPU {g.gpu_index}"
     return f"{label} MIG {g.mig_profile} #{g.mig_instance_id}" if g.mig_profile else label
+
+
+def _ooms(raw: RawDataset, namespace: str, pods: set[str]) -> tuple[Mark, ...]:
+    """OOM kills of the pods `pods` of `namespace`, as chart marks."""
+    return tuple(
+        Mark(f"OOM kill {o.pod}/{o.container} at {o.memory_bytes / 2**20:.0f}Mi", o.at.timestamp())
+        for o in raw.ooms
+        if o.namespace == namespace and o.pod in pods
+    )
 
 
 def _pod_charts(
@@ -257,12 +310,24 @@ def _pod_charts(
             current = pod.requests.get(s.container, {}).get(resource)
             if current is not None:
                 refs.append(Reference(f"{s.container} request", current))
+            limit = pod.limits.get(s.container, {}).get(resource)
+            if limit is not None and resource == "memory":
+                refs.append(Reference(f"{s.container} limit", limit))
             rec = recs.get(s.container)
             if rec is not None and resource in rec.recommended_requests:
                 refs.append(Reference(f"{s.container} recommended", rec.recommended_requests[resource]))
         lines = tuple(Line(s.container, s.timestamps, getattr(s, attr)) for s in containers)
         if lines:
-            charts.append(Chart(key, title, unit, lines, tuple(refs)))
+            charts.append(
+                Chart(
+                    key,
+                    title,
+                    unit,
+                    lines,
+                    tuple(refs),
+                    _ooms(raw, pod.namespace, {pod.name}) if key == "memory" else (),
+                )
+            )
     if gpus:
         signal = signal or "SM_ACTIVE"
         act = tuple(
@@ -290,6 +355,64 @@ def _pod_charts(
     return tuple(charts)
 
 
+def _peak_over_pods(parts: list[tuple[FloatArray, FloatArray]]) -> tuple[FloatArray, FloatArray]:
+    """One series from many pods' series: at each timestamp, the largest finite value (NaN: none)."""
+    ts = np.concatenate([t for t, _ in parts])
+    vs = np.concatenate([v for _, v in parts])
+    vs = np.where(np.isfinite(vs), vs, -np.inf)
+    order = np.argsort(ts, kind="stable")
+    ts, vs = ts[order], vs[order]
+    uniq, starts = np.unique(ts, return_index=True)
+    peaks = np.maximum.reduceat(vs, starts) if ts.size else vs
+    return uniq, np.where(np.isfinite(peaks), peaks, np.nan)
+
+
+def _workload_refs(row: WorkloadRow, resource: str) -> tuple[Reference, ...]:
+    """Request and limit lines today and once the pod plan is applied, per container."""
+    refs: list[Reference] = []
+    for c in row.containers:
+        for label, values in (
+            ("request", c.current_requests),
+            ("limit", c.current_limits),
+            ("new request", c.planned_requests),
+            ("new limit", c.planned_limits),
+        ):
+            if resource in values and values[resource] > 0:
+                refs.append(Reference(f"{c.name} {label}", values[resource]))
+    return tuple(refs)
+
+
+def _workload_detail(
+    rec: Recommendation, row: WorkloadRow, pods: Sequence[PodInfo], raw: RawDataset
+) -> WorkloadDetail:
+    """History over all the workload's pods (peak per container), OOM kills marked, and the forecast."""
+    names = {p.name for p in pods}
+    ns = rec.target.namespace
+    samples = [s for s in raw.containers if s.namespace == ns and s.pod in names]
+    charts: list[Chart] = []
+    plots: tuple[tuple[str, str, ChartUnit, str, str], ...] = (
+        ("cpu", "CPU usage, peak over pods", "cores", "cpu_cores", "cpu"),
+        ("memory", "Memory working set, peak over pods", "bytes", "memory_bytes", "memory"),
+    )
+    ooms = _ooms(raw, ns, names)
+    for key, title, unit, attr, resource in plots:
+        lines: list[Line] = []
+        for container in sorted({s.container for s in samples}):
+            parts = [(s.timestamps, getattr(s, attr)) for s in samples if s.container == container]
+            ts, vs = _peak_over_pods(parts)
+            lines.append(Line(container, ts, vs))
+        if lines:
+            marks = ooms if resource == "memory" else ()
+            charts.append(Chart(key, title, unit, tuple(lines), _workload_refs(row, resource), marks))
+    f = rec.forecast
+    forecast = (
+        ForecastRow(f.horizon_days, f.cpu_cores_peak, f.memory_bytes_peak, f.method)
+        if f is not None
+        else None
+    )
+    return WorkloadDetail(rec.target, tuple(charts), forecast)
+
+
 def build_console_data(
     raw: RawDataset,
     snapshot: UsageSnapshot,
@@ -297,6 +420,7 @@ def build_console_data(
     now: datetime,
     *,
     policy: PlanPolicy | None = None,
+    prices: PriceTable | None = None,
 ) -> StaticConsoleData:
     """All console values of one run; pods that resolve to no workload (deployer/hook...) are skipped.
     `policy` (default: PlanPolicy()) is the pod plan's policy, as the webhook's settings give it."""
@@ -314,7 +438,10 @@ def build_console_data(
     for s in (*snapshot.skipped, *run.skipped):
         skipped.setdefault(s.subject, SkippedRow(s.subject, s.reason))
 
-    rows = _workload_rows(run.recommendations, pods_of, run, policy or PlanPolicy())
+    at_end = _pods_at_end(raw)
+    replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
+    nodes = {n.name: n for n in raw.nodes}
+    rows = _workload_rows(run.recommendations, pods_of, run, policy or PlanPolicy(), replicas, nodes)
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}
@@ -361,11 +488,16 @@ def build_console_data(
         has_gpu = any(g.namespace == p.namespace and g.pod == p.name for g in raw.gpus)
         charts = _pod_charts(p, raw, row_of.get(workload), signals.get((workload, p.name)))
         details.append(PodDetail(PodRow(p.namespace, p.name, p.node, workload, has_gpu), charts))
+    workload_details = tuple(
+        _workload_detail(rec, row_of[rec.target], pods_of.get(rec.target, []), raw)
+        for rec in run.recommendations
+    )
     return StaticConsoleData(
+        workload_details=workload_details,
         info=Meta(snapshot.source or "unknown", now, raw.start, raw.end),
         workload_rows=rows,
         skipped_rows=tuple(sorted(skipped.values(), key=lambda s: s.subject)),
-        nodes=_gpu_nodes(raw, set(workload_of)),
+        nodes=_gpu_nodes(raw, set(workload_of), prices or PriceTable.load(None)),
         gpu_pod_rows=gpu_rows,
         waste_rows=waste,
         cost_rollup=costs,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from console.prices import DEFAULT_PRICE, ResourcePrice
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import SizingMode
 from podsizer.podspec import Change
@@ -53,6 +54,9 @@ class WorkloadRow:
     gpu_suggested_resource: str | None = None
     plan_skip: str | None = None  # why the pod plan changes nothing (low-confidence, mode-off, ...)
     gpu_resize: bool = False  # podsizer.io/gpu resolved to resize: GPU counts may change
+    replicas: int | None = None  # current replicas (None: count the pods seen)
+    replicas_basis: str = "pods seen in the window"
+    price: ResourcePrice = DEFAULT_PRICE  # CPU/memory $ per hour where its pods run
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class GpuNode:
     allocated_gpus: int
     allocated_mig: Mapping[str, int] = field(default_factory=dict)
     devices: tuple[GpuDevice, ...] = ()
+    gpu_hourly_price: float = 0.0  # $ per GPU-hour on this node
+    price_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,15 +172,43 @@ class Reference:
     value: float
 
 
+@dataclass(frozen=True)
+class Mark:
+    """An event drawn as a vertical line on a chart (an OOM kill), at epoch seconds."""
+
+    label: str
+    timestamp: float
+
+
 @dataclass(frozen=True, eq=False)
 class Chart:
-    """One chart of a pod drill-down."""
+    """One chart of a pod or workload drill-down."""
 
     key: str
     title: str
     unit: ChartUnit
     lines: tuple[Line, ...]
     references: tuple[Reference, ...] = ()
+    marks: tuple[Mark, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForecastRow:
+    """Predicted workload demand (sum over pods) over the forecast horizon."""
+
+    horizon_days: float
+    cpu_cores_peak: float
+    memory_bytes_peak: float
+    method: str
+
+
+@dataclass(frozen=True, eq=False)
+class WorkloadDetail:
+    """A workload's history over all its pods (peak per container) and its forecast."""
+
+    workload: WorkloadRef
+    charts: tuple[Chart, ...]
+    forecast: ForecastRow | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,6 +241,7 @@ class ConsoleData(Protocol):
     def costs(self) -> CostRollup: ...
     def pods(self) -> Sequence[PodRow]: ...
     def pod_detail(self, namespace: str, name: str) -> PodDetail | None: ...
+    def workload_detail(self, ref: WorkloadRef) -> WorkloadDetail | None: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,6 +256,7 @@ class StaticConsoleData:
     waste_rows: tuple[WasteFinding, ...] = ()
     cost_rollup: CostRollup = CostRollup()
     details: tuple[PodDetail, ...] = ()
+    workload_details: tuple[WorkloadDetail, ...] = ()
 
     def meta(self) -> Meta:
         return self.info
@@ -248,3 +284,6 @@ class StaticConsoleData:
 
     def pod_detail(self, namespace: str, name: str) -> PodDetail | None:
         return next((d for d in self.details if d.pod.namespace == namespace and d.pod.name == name), None)
+
+    def workload_detail(self, ref: WorkloadRef) -> WorkloadDetail | None:
+        return next((d for d in self.workload_details if d.workload == ref), None)

@@ -28,5 +28,6 @@ class DemoConsoleData:
         """`plan_policy`: the pod plan's policy (the console's settings give it; default PlanPolicy())."""
         raw = build_demo_dataset(now)
         snapshot = aggregate(raw, source="demo")
-        run = recommend(snapshot, policy or SizingPolicy(), prices or PriceTable.load(None), now)
-        return build_console_data(raw, snapshot, run, now, policy=plan_policy)
+        table = prices or PriceTable.load(None)
+        run = recommend(snapshot, policy or SizingPolicy(), table, now)
+        return build_console_data(raw, snapshot, run, now, policy=plan_policy, prices=table)

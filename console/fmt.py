@@ -67,3 +67,19 @@ def by_unit(unit: str, value: float) -> str:
     if unit == "ratio":
         return percent(value)
     return f"{value:g}"
+
+
+def monthly(value: float | None) -> str:
+    """$ per month, whole dollars: "$1,234/mo"."""
+    if value is None:
+        return NONE
+    return f"-${-value:,.0f}/mo" if value < -0.5 else f"${abs(value):,.0f}/mo"
+
+
+def quantity(resource: str, value: float) -> str:
+    """A resource amount as a Kubernetes quantity: cpu in cores, memory in bytes, anything else a count."""
+    if resource == "cpu":
+        return cpu(value)
+    if resource == "memory":
+        return memory(value)
+    return count(value)

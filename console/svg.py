@@ -42,7 +42,7 @@ def _time(ts: float, span: float) -> str:
 def line_chart(chart: ChartOut, width: int = WIDTH, height: int = HEIGHT) -> str:
     """An <svg> with one polyline per contiguous run of points of each line, dashed reference lines,
     y ticks in the chart's unit and UTC time ticks. data-points counts the plotted (non-null) points."""
-    ts_all = [t for line in chart.lines for t in line.timestamps]
+    ts_all = [t for line in chart.lines for t in line.timestamps] + [m.timestamp for m in chart.marks]
     vals = [v for line in chart.lines for v in line.values if v is not None]
     refs = [r.value for r in chart.references]
     t0, t1 = (min(ts_all), max(ts_all)) if ts_all else (0.0, 1.0)
@@ -109,10 +109,19 @@ def line_chart(chart: ChartOut, width: int = WIDTH, height: int = HEIGHT) -> str
             f'<line class="reference" data-reference="{escape(ref.label)}" x1="{LEFT}" y1="{yy:.1f}" '
             f'x2="{LEFT + plot_w}" y2="{yy:.1f}" stroke="{colour}" stroke-dasharray="6 4"/>'
         )
+        # Alternate ends so labels of close lines do not overlap.
+        lx, anchor = (LEFT + plot_w - 4, "end") if i % 2 == 0 else (LEFT + 4, "start")
         out.append(
-            f'<text class="ref-label" x="{LEFT + plot_w - 4}" y="{yy - 3:.1f}" text-anchor="end" '
+            f'<text class="ref-label" x="{lx}" y="{yy - 3:.1f}" text-anchor="{anchor}" '
             f'fill="{colour}">{escape(ref.label)} {escape(fmt.by_unit(chart.unit, ref.value))}</text>'
         )
+    for mark in chart.marks:
+        xx = x(mark.timestamp)
+        out.append(
+            f'<line class="mark" data-mark="{escape(mark.label)}" x1="{xx:.1f}" y1="{TOP}" x2="{xx:.1f}" '
+            f'y2="{TOP + plot_h}" stroke="#c00" stroke-width="2"><title>{escape(mark.label)}</title></line>'
+        )
+        out.append(f'<text class="mark-label" x="{xx + 3:.1f}" y="{TOP + 11}" fill="#c00">OOM</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -120,8 +129,7 @@ def line_chart(chart: ChartOut, width: int = WIDTH, height: int = HEIGHT) -> str
 def legend(chart: ChartOut) -> str:
     """An HTML legend naming each line in its colour."""
     items = [
-        f'<li><span class="swatch" style="background:{PALETTE[i % len(PALETTE)]}"></span>'
-        f"{escape(line.label)}</li>"
+        f'<li><span class="swatch c{i % len(PALETTE)}"></span>{escape(line.label)}</li>'
         for i, line in enumerate(chart.lines)
     ]
     return f'<ul class="legend">{"".join(items)}</ul>'

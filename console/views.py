@@ -3,12 +3,16 @@ render these, so a page never shows a figure the API would not return."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
 from console.data import (
+    MODES,
+    Chart,
     ConsoleData,
     ContainerRow,
     CostLine,
@@ -19,6 +23,9 @@ from console.data import (
     PodRow,
     WorkloadRow,
 )
+from console.fmt import GIB
+from console.prices import HOURS_PER_MONTH
+from console.query import OverviewQuery, Summary, select
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
 from podsizer.resources import GPU
@@ -73,7 +80,9 @@ class ContainerOut(BaseModel):
     confidence: float
     low_confidence: bool
     reason: str
-    cpu_cores_saved: float | None = Field(description="(current - planned) x pods; < 0: needs more")
+    cpu_cores_saved: float | None = Field(
+        description="(current - planned) x current replicas; < 0: needs more"
+    )
     memory_bytes_saved: float | None
     gpus_saved: float | None
 
@@ -97,6 +106,15 @@ class WorkloadOut(BaseModel):
     gpu_hourly_cost: float
     gpu_wasted_hourly_cost: float
     gpu_hourly_savings: float = Field(description="idle waste, or the cost share of GPUs not needed")
+    replicas: int = Field(description="current replicas the savings count")
+    replicas_basis: str = Field(description="where the replica count comes from")
+    cpu_hourly_savings: float = Field(description="$ per hour: CPU cores saved x the CPU price")
+    memory_hourly_savings: float = Field(description="$ per hour: memory GiB saved x the memory price")
+    hourly_savings: float = Field(description="$ per hour: CPU + memory + GPU savings")
+    monthly_savings: float = Field(description=f"$ per month ({HOURS_PER_MONTH:g} h)")
+    price_basis: str = Field(description="where the CPU and memory prices come from")
+    has_savings: bool = Field(description="the pod plan frees CPU, memory or GPU")
+    low_confidence: bool = Field(description="some container's recommendation has low confidence")
 
 
 class SkippedOut(BaseModel):
@@ -105,18 +123,47 @@ class SkippedOut(BaseModel):
 
 
 class TotalsOut(BaseModel):
+    """Over all workloads (not only the filtered page)."""
+
     workloads: int
     cpu_cores_saved: float
     memory_bytes_saved: float
     gpu_hourly_cost: float
     gpu_wasted_hourly_cost: float
     gpu_hourly_savings: float
+    cpu_hourly_savings: float = 0.0
+    memory_hourly_savings: float = 0.0
+    hourly_savings: float = 0.0
+    monthly_savings: float = 0.0
+    gpu_unallocated_hourly_cost: float = Field(0.0, description="GPUs on GPU nodes that no pod requests")
+
+
+class PageOut(BaseModel):
+    """Which slice of the matching workloads this response holds."""
+
+    page: int
+    per_page: int
+    pages: int
+    matching: int = Field(description="workloads matching the filters and search")
+    sort: str
+    order: str
+
+
+class FacetsOut(BaseModel):
+    """The values the overview's filters can take."""
+
+    namespaces: list[str]
+    kinds: list[str]
+    modes: list[str]
+    sizing_modes: list[str]
 
 
 class OverviewOut(BaseModel):
     meta: MetaOut
     totals: TotalsOut
-    workloads: list[WorkloadOut]
+    page: PageOut
+    facets: FacetsOut
+    workloads: list[WorkloadOut] = Field(description="this page of the matching workloads")
     skipped: list[SkippedOut]
 
 
@@ -146,6 +193,10 @@ class GpuNodeOut(BaseModel):
     allocated_mig: dict[str, int]
     mig_layout: str = Field(description="MIG instances per GPU, e.g. 'GPU 0: 3g.40gb, 4g.40gb'")
     devices: list[GpuDeviceOut]
+    unallocated_gpus: int = Field(description="GPUs no pod requests (whole GPUs, MIG GPUs in use counted)")
+    unallocated_hourly_cost: float = Field(description="$ per hour of the unallocated GPUs")
+    gpu_hourly_price: float
+    price_basis: str
 
 
 class GpuPodOut(BaseModel):
@@ -197,6 +248,8 @@ class CostsOut(BaseModel):
 
 class GpuOut(BaseModel):
     meta: MetaOut
+    unallocated_gpus: int
+    unallocated_hourly_cost: float
     nodes: list[GpuNodeOut]
     pods: list[GpuPodOut]
     waste: list[WasteOut]
@@ -222,12 +275,34 @@ class ReferenceOut(BaseModel):
     value: float
 
 
+class MarkOut(BaseModel):
+    label: str
+    timestamp: float = Field(description="epoch seconds")
+
+
 class ChartOut(BaseModel):
     key: str
     title: str
     unit: str
     lines: list[LineOut]
     references: list[ReferenceOut]
+    marks: list[MarkOut] = Field(default_factory=list, description="events (OOM kills) on the time axis")
+
+
+class ForecastOut(BaseModel):
+    horizon_days: float
+    cpu_cores_peak: float = Field(description="workload total (sum over pods)")
+    memory_bytes_peak: float
+    method: str
+
+
+class WorkloadDetailOut(BaseModel):
+    """A workload page: the recommendation, the pod plan's changes, its pods, history and forecast."""
+
+    workload: WorkloadOut
+    pods: list[PodOut]
+    charts: list[ChartOut]
+    forecast: ForecastOut | None
 
 
 class PodDetailOut(BaseModel):
@@ -242,13 +317,13 @@ def meta(data: ConsoleData) -> MetaOut:
     )
 
 
-def _saved(c: ContainerRow, resource: str, pods: int) -> float | None:
-    """What the pod plan frees of a request over all pods (None: the request is unknown)."""
+def _saved(c: ContainerRow, resource: str, replicas: int) -> float | None:
+    """What the pod plan frees of a request over the current replicas (None: the request is unknown)."""
     current = c.current_requests.get(resource)
     planned = c.planned_requests.get(resource)
     if current is None or planned is None:
         return None
-    return (current - planned) * pods
+    return (current - planned) * replicas
 
 
 def _sum(values: list[float | None]) -> float | None:
@@ -256,7 +331,7 @@ def _sum(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-def container_out(c: ContainerRow, pods: int) -> ContainerOut:
+def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
     return ContainerOut(
         name=c.name,
         current_requests=dict(c.current_requests),
@@ -269,19 +344,58 @@ def container_out(c: ContainerRow, pods: int) -> ContainerOut:
         confidence=c.confidence,
         low_confidence=c.low_confidence,
         reason=c.reason,
-        cpu_cores_saved=_saved(c, "cpu", pods),
-        memory_bytes_saved=_saved(c, "memory", pods),
-        gpus_saved=_saved(c, GPU, pods),
+        cpu_cores_saved=_saved(c, "cpu", replicas),
+        memory_bytes_saved=_saved(c, "memory", replicas),
+        gpus_saved=_saved(c, GPU, replicas),
     )
 
 
-def workload_out(row: WorkloadRow) -> WorkloadOut:
-    pods = max(1, len(row.pods))
-    containers = [container_out(c, pods) for c in row.containers]
-    gpus_saved = _sum([c.gpus_saved for c in containers])
+def replicas(row: WorkloadRow) -> int:
+    """The replica count savings are multiplied by: the current one, else every pod seen."""
+    return row.replicas if row.replicas is not None else max(1, len(row.pods))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A workload's savings in resources and dollars per hour (over its current replicas)."""
+
+    cpu_saved: float | None
+    memory_saved: float | None
+    gpus_saved: float | None
+    gpu_savings: float
+    cpu_hourly: float
+    memory_hourly: float
+
+    @property
+    def hourly(self) -> float:
+        return self.cpu_hourly + self.memory_hourly + self.gpu_savings
+
+
+def figures(row: WorkloadRow) -> Figures:
+    n = replicas(row)
+    cpu = _sum([_saved(c, "cpu", n) for c in row.containers])
+    mem = _sum([_saved(c, "memory", n) for c in row.containers])
+    gpus = _sum([_saved(c, GPU, n) for c in row.containers])
     share = 0.0
-    if row.gpu_allocated > 0 and gpus_saved is not None and gpus_saved > 0:
-        share = row.gpu_hourly_cost * min(1.0, gpus_saved / row.gpu_allocated)
+    if row.gpu_allocated > 0 and gpus is not None and gpus > 0:
+        share = row.gpu_hourly_cost * min(1.0, gpus / row.gpu_allocated)
+    return Figures(
+        cpu,
+        mem,
+        gpus,
+        max(row.gpu_wasted_hourly_cost, share),
+        (cpu or 0.0) * row.price.cpu_hourly,
+        (mem or 0.0) / GIB * row.price.memory_gib_hourly,
+    )
+
+
+def _has_savings(f: Figures) -> bool:
+    return any(v is not None and v > 1e-9 for v in (f.cpu_saved, f.memory_saved, f.gpus_saved, f.gpu_savings))
+
+
+def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
+    f = f or figures(row)
+    n = replicas(row)
     return WorkloadOut(
         workload=WorkloadId.of(row.workload),
         mode=row.mode,
@@ -292,34 +406,100 @@ def workload_out(row: WorkloadRow) -> WorkloadOut:
         reason=row.reason,
         pods=list(row.pods),
         confidence=min((c.confidence for c in row.containers), default=0.0),
-        containers=containers,
-        cpu_cores_saved=_sum([c.cpu_cores_saved for c in containers]),
-        memory_bytes_saved=_sum([c.memory_bytes_saved for c in containers]),
-        gpus_saved=gpus_saved,
+        containers=[container_out(c, n) for c in row.containers],
+        cpu_cores_saved=f.cpu_saved,
+        memory_bytes_saved=f.memory_saved,
+        gpus_saved=f.gpus_saved,
         gpu_allocated=row.gpu_allocated,
         gpu_suggested_resource=row.gpu_suggested_resource,
         gpu_hourly_cost=row.gpu_hourly_cost,
         gpu_wasted_hourly_cost=row.gpu_wasted_hourly_cost,
-        gpu_hourly_savings=max(row.gpu_wasted_hourly_cost, share),
+        gpu_hourly_savings=f.gpu_savings,
+        replicas=n,
+        replicas_basis=row.replicas_basis if row.replicas is not None else "pods seen in the window",
+        cpu_hourly_savings=f.cpu_hourly,
+        memory_hourly_savings=f.memory_hourly,
+        hourly_savings=f.hourly,
+        monthly_savings=f.hourly * HOURS_PER_MONTH,
+        price_basis=row.price.basis,
+        has_savings=_has_savings(f),
+        low_confidence=any(c.low_confidence for c in row.containers),
     )
 
 
-def overview(data: ConsoleData) -> OverviewOut:
-    workloads = [workload_out(r) for r in data.workloads()]
+def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures]]:
+    ref = row.workload
+    return Summary(
+        item=(row, f),
+        namespace=ref.namespace,
+        kind=ref.kind,
+        name=ref.name,
+        mode=row.mode,
+        sizing=row.sizing_mode,
+        confidence=min((c.confidence for c in row.containers), default=0.0),
+        low_confidence=any(c.low_confidence for c in row.containers),
+        has_savings=_has_savings(f),
+        replicas=replicas(row),
+        cpu_saved=f.cpu_saved or 0.0,
+        memory_saved=f.memory_saved or 0.0,
+        savings=f.hourly,
+        gpu_cost=row.gpu_hourly_cost,
+    )
+
+
+def _facets(rows: Sequence[WorkloadRow]) -> FacetsOut:
+    return FacetsOut(
+        namespaces=sorted({r.workload.namespace for r in rows}),
+        kinds=sorted({r.workload.kind for r in rows}),
+        modes=[m for m in MODES if any(r.mode == m for r in rows)],
+        sizing_modes=sorted({r.sizing_mode for r in rows}),
+    )
+
+
+def overview(data: ConsoleData, query: OverviewQuery | None = None) -> OverviewOut:
+    """Totals over all workloads; `workloads` is the query's page (WorkloadOut built for it only)."""
+    q = query or OverviewQuery()
+    rows = data.workloads()
+    figs = [figures(r) for r in rows]
+    chosen, page = select([_summary(r, f) for r, f in zip(rows, figs, strict=True)], q)
     costs = data.costs().cluster
+    hourly = sum(f.hourly for f in figs)
     return OverviewOut(
         meta=meta(data),
         totals=TotalsOut(
-            workloads=len(workloads),
-            cpu_cores_saved=sum(w.cpu_cores_saved or 0.0 for w in workloads),
-            memory_bytes_saved=sum(w.memory_bytes_saved or 0.0 for w in workloads),
+            workloads=len(rows),
+            cpu_cores_saved=sum(f.cpu_saved or 0.0 for f in figs),
+            memory_bytes_saved=sum(f.memory_saved or 0.0 for f in figs),
             gpu_hourly_cost=costs.hourly,
             gpu_wasted_hourly_cost=costs.wasted_hourly,
-            gpu_hourly_savings=sum(w.gpu_hourly_savings for w in workloads),
+            gpu_hourly_savings=sum(f.gpu_savings for f in figs),
+            cpu_hourly_savings=sum(f.cpu_hourly for f in figs),
+            memory_hourly_savings=sum(f.memory_hourly for f in figs),
+            hourly_savings=hourly,
+            monthly_savings=hourly * HOURS_PER_MONTH,
+            gpu_unallocated_hourly_cost=sum(_unallocated(n)[1] for n in data.gpu_nodes()),
         ),
-        workloads=workloads,
+        page=PageOut(
+            page=page.page,
+            per_page=page.per_page,
+            pages=page.pages,
+            matching=page.matching,
+            sort=q.sort,
+            order=q.order,
+        ),
+        facets=_facets(rows),
+        workloads=[workload_out(r, f) for r, f in chosen],
         skipped=[SkippedOut(subject=s.subject, reason=s.reason) for s in data.skipped()],
     )
+
+
+def _unallocated(node: GpuNode) -> tuple[int, float]:
+    """GPUs of the node no pod holds (a GPU with a MIG instance in use counts as held), and their $/h."""
+    mig_held = sum(1 for d in node.devices if any(m.pod is not None for m in d.mig))
+    if node.allocated_mig and not mig_held:
+        mig_held = 1  # MIG in use but the device layout is unknown: count at least one GPU as held
+    free = max(0, node.gpu_count - node.allocated_gpus - mig_held)
+    return free, free * node.gpu_hourly_price
 
 
 def _mig_layout(node: GpuNode) -> str:
@@ -344,6 +524,10 @@ def gpu_nodes(data: ConsoleData) -> list[GpuNodeOut]:
             allocated_gpus=n.allocated_gpus,
             allocated_mig=dict(n.allocated_mig),
             mig_layout=_mig_layout(n),
+            unallocated_gpus=_unallocated(n)[0],
+            unallocated_hourly_cost=_unallocated(n)[1],
+            gpu_hourly_price=n.gpu_hourly_price,
+            price_basis=n.price_basis,
             devices=[
                 GpuDeviceOut(
                     index=d.index,
@@ -390,8 +574,15 @@ def costs(data: ConsoleData) -> CostsOut:
 
 
 def gpu(data: ConsoleData) -> GpuOut:
+    nodes = gpu_nodes(data)
     return GpuOut(
-        meta=meta(data), nodes=gpu_nodes(data), pods=gpu_pods(data), waste=waste(data), costs=costs(data)
+        meta=meta(data),
+        unallocated_gpus=sum(n.unallocated_gpus for n in nodes),
+        unallocated_hourly_cost=sum(n.unallocated_hourly_cost for n in nodes),
+        nodes=nodes,
+        pods=gpu_pods(data),
+        waste=waste(data),
+        costs=costs(data),
     )
 
 
@@ -424,19 +615,60 @@ def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAU
             f"pod {namespace}/{name} is not a pod of any workload in the console data{why}; "
             "GET /api/pods lists the known pods"
         )
-    charts: list[ChartOut] = []
-    for chart in detail.charts:
-        lines = []
-        for line in chart.lines:
-            ts, vs = downsample_max(line.timestamps, line.values, points)
-            lines.append(LineOut(label=line.label, timestamps=ts, values=vs))
-        charts.append(
-            ChartOut(
-                key=chart.key,
-                title=chart.title,
-                unit=chart.unit,
-                lines=lines,
-                references=[ReferenceOut(label=r.label, value=r.value) for r in chart.references],
-            )
+    return PodDetailOut(pod=pod_out(detail.pod), charts=[chart_out(c, points) for c in detail.charts])
+
+
+def chart_out(chart: Chart, points: int) -> ChartOut:
+    """A chart with each line downsampled to at most `points` bucket peaks."""
+    lines = []
+    for line in chart.lines:
+        ts, vs = downsample_max(line.timestamps, line.values, points)
+        lines.append(LineOut(label=line.label, timestamps=ts, values=vs))
+    return ChartOut(
+        key=chart.key,
+        title=chart.title,
+        unit=chart.unit,
+        lines=lines,
+        references=[ReferenceOut(label=r.label, value=r.value) for r in chart.references],
+        marks=[MarkOut(label=m.label, timestamp=m.timestamp) for m in chart.marks],
+    )
+
+
+class UnknownWorkload(LookupError):
+    """No such workload among the recommendations."""
+
+
+def workload_detail(
+    data: ConsoleData, namespace: str, kind: str, name: str, points: int = DEFAULT_POINTS
+) -> WorkloadDetailOut:
+    """Everything the workload page shows; UnknownWorkload when no recommendation targets it."""
+    if not 1 <= points <= MAX_POINTS:
+        raise ValueError(f"points must be within 1..{MAX_POINTS}, got {points}")
+    row = next(
+        (
+            r
+            for r in data.workloads()
+            if (r.workload.namespace, r.workload.kind, r.workload.name) == (namespace, kind, name)
+        ),
+        None,
+    )
+    if row is None:
+        raise UnknownWorkload(
+            f"no recommendation for workload {namespace}/{kind}/{name}; GET /api/overview lists them"
         )
-    return PodDetailOut(pod=pod_out(detail.pod), charts=charts)
+    detail = data.workload_detail(row.workload)
+    f = detail.forecast if detail is not None else None
+    pods_by_name = {p.name: p for p in data.pods() if p.namespace == namespace}
+    return WorkloadDetailOut(
+        workload=workload_out(row),
+        pods=[pod_out(pods_by_name[p]) for p in row.pods if p in pods_by_name],
+        charts=[chart_out(c, points) for c in detail.charts] if detail is not None else [],
+        forecast=None
+        if f is None
+        else ForecastOut(
+            horizon_days=f.horizon_days,
+            cpu_cores_peak=f.cpu_cores_peak,
+            memory_bytes_peak=f.memory_bytes_peak,
+            method=f.method,
+        ),
+    )

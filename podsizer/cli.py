@@ -41,6 +41,13 @@ COMMANDS: tuple[Command, ...] = (
         "run_recommend",
     ),
     Command(
+        "explain",
+        "one workload's recommendation in full: reasons, bounds, cost basis, pod changes",
+        "recommender.explain",
+        "add_explain_arguments",
+        "run_explain",
+    ),
+    Command(
         "run",
         "the recommender loop (interval, leader election, /metrics)",
         "recommender.commands",

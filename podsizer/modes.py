@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from podsizer.api import WorkloadRef
+from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
 from podsizer.policy import MODES, Mode, PlanPolicy
 
 log = logging.getLogger("podsizer.modes")
@@ -67,6 +69,7 @@ class Resolved:
     gpu_resize: bool = False
     gpu_source: str = "default"
     ignored: tuple[str, ...] = ()  # invalid values passed over, e.g. "invalid podsizer.io/mode 'x' (pod ...)"
+    allow_large_change: bool = False  # podsizer.io/allow-large-change: lifts the maximum change factor
 
     def describe(self) -> str:
         """Where the mode came from, for people: "podsizer.io/mode pod annotation", "default; invalid ..."."""
@@ -80,6 +83,18 @@ def _true(m: Mapping[str, str] | None) -> bool:
 def opted_out(meta: Metadata | None) -> bool:
     """`podsizer.io/exclude: "true"` (any case) as a label or an annotation."""
     return meta is not None and (_true(meta.annotations) or _true(meta.labels))
+
+
+def _is_glob(entry: str) -> bool:
+    return any(c in entry for c in "*?[")
+
+
+def namespace_excluded(namespace: str, excluded: Collection[str]) -> bool:
+    """Is `namespace` one of the excluded names or matched by one of its glob patterns (`openshift-*`,
+    `kube-*`: fnmatch syntax, case-sensitive like namespace names)?"""
+    if namespace in excluded:
+        return True
+    return any(_is_glob(e) and fnmatch.fnmatchcase(namespace, e) for e in excluded)
 
 
 def excluded_by(
@@ -115,6 +130,17 @@ def parse_gpu(value: str | None, where: str = "") -> bool | None:
     if v in GPU_CHOICES:
         return v == "resize"
     log.warning("ignoring %s=%r on %s: expected keep or resize", GPU_KEY, value, where)
+    return None
+
+
+def parse_allow_large_change(value: str | None, where: str = "") -> bool | None:
+    """`true` or `false` (any case); an invalid value is logged and gives None."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v in ("true", "false"):
+        return v == "true"
+    log.warning("ignoring %s=%r on %s: expected true or false", ALLOW_LARGE_CHANGE_KEY, value, where)
     return None
 
 
@@ -155,11 +181,17 @@ def resolve(
     )
     mode, mode_source, bad_mode = found
     gpu, gpu_source, bad_gpu = _first(GPU_KEY, parse_gpu, _levels(GPU_KEY, pod, workload, namespace))
+    large, _, bad_large = _first(
+        ALLOW_LARGE_CHANGE_KEY,
+        parse_allow_large_change,
+        _levels(ALLOW_LARGE_CHANGE_KEY, pod, workload, namespace),
+    )
     return Resolved(
         policy.default_mode if mode is None else mode,
         mode_source,
         excluded_by(pod, workload, namespace),
         policy.gpu_resize if gpu is None else gpu,
         gpu_source,
-        bad_mode + bad_gpu,
+        bad_mode + bad_gpu + bad_large,
+        large is True,
     )

@@ -1,11 +1,13 @@
 """The pod plan: (pod or template, Recommendation, policy, modes) -> exactly the changes the pod gets.
 
-Steps, in order (docs/webhook.md): mode and exclusion, low confidence, bounds, limit policy,
-plausibility limits and LimitRange (a hook, no-op for now), then the GPU opt-in.
+Steps, in order (docs/webhook.md): mode and exclusion, low confidence, bounds, limit policy, the GPU
+opt-in, then over every change the `plausible` hook: plausibility limits (podsizer.plausibility) and
+cluster policy (LimitRange, pod-level resources, ResourceQuota headroom).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -16,7 +18,9 @@ from typing import Literal
 from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import format_resource
 from podsizer.bounds import BoundsError, clip_count, limits_of, policy_for
+from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
+from podsizer.plausibility import Guard, Replan, guard_changes
 from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 from podsizer.resources import CPU_MEMORY, GPU, is_mig
@@ -33,6 +37,7 @@ SkipReason = Literal[
     "low-confidence",
     "invalid-bounds",
     "no-change",
+    "policy-limited",  # every change was dropped by plausibility limits or the cluster's policy (see detail)
 ]
 EXCLUDED: dict[Scope, SkipReason] = {
     "pod": "excluded-pod",
@@ -50,6 +55,10 @@ class PodPlan:
     changes: tuple[Change, ...] = ()
     skip: SkipReason | None = None
     detail: str = ""
+    notes: tuple[str, ...] = ()  # changes adjusted or dropped by plausibility limits or cluster policy
+    guarded: tuple[
+        Guard, ...
+    ] = ()  # values the plausibility guard refused or clamped (counted by the webhook)
 
 
 def mode_skip(resolved: Resolved) -> SkipReason | None:
@@ -93,9 +102,11 @@ def plan_pod(
     *,
     workload: Metadata | None = None,
     namespace: Metadata | None = None,
+    cluster: ClusterPolicy | None = None,
 ) -> PodPlan:
     """The one pure function every consumer calls; `resolved` defaults to resolving the pod's own
-    metadata with `workload` and `namespace` (see podsizer.modes.resolve)."""
+    metadata with `workload` and `namespace` (see podsizer.modes.resolve). `cluster` is the namespace's
+    LimitRanges and quota headroom (the webhook's watched cache); None when not known (reports, console)."""
     if resolved is None:
         resolved = resolve(policy, pod_metadata(pod), workload, namespace)
     skip = mode_skip(resolved)
@@ -108,26 +119,57 @@ def plan_pod(
         return PodPlan(resolved.mode, resolved.gpu_resize, skip="no-matching-container")
     if not any(usable(c, policy) for c in matched):
         return PodPlan(resolved.mode, resolved.gpu_resize, skip="low-confidence")
+    notes: list[str] = []
+    guarded: list[Guard] = []
     try:
-        changes = plausible(_cpu_memory(slots, by_name, rec, policy), slots, rec, policy)
-        if resolved.gpu_resize:
+        changes = _cpu_memory(slots, by_name, rec, policy)
+        if resolved.gpu_resize:  # before the plausibility limits, which guard GPU counts too
             changes.extend(_gpu(slots, by_name, rec, policy))
+        changes = plausible(
+            changes,
+            slots,
+            rec,
+            policy,
+            pod=pod,
+            cluster=cluster,
+            notes=notes,
+            allow_large_change=resolved.allow_large_change,
+            guarded=guarded,
+        )
     except BoundsError as exc:
         return PodPlan(resolved.mode, resolved.gpu_resize, skip="invalid-bounds", detail=str(exc))
     if not changes:
-        return PodPlan(resolved.mode, resolved.gpu_resize, skip="no-change")
-    return PodPlan(resolved.mode, resolved.gpu_resize, tuple(changes))
+        why: SkipReason = "policy-limited" if notes else "no-change"
+        return PodPlan(
+            resolved.mode, resolved.gpu_resize, skip=why, detail="; ".join(notes), guarded=tuple(guarded)
+        )
+    return PodPlan(
+        resolved.mode, resolved.gpu_resize, tuple(changes), notes=tuple(notes), guarded=tuple(guarded)
+    )
 
 
 def plausible(
-    changes: list[Change], slots: Sequence[ContainerSlot], rec: Recommendation, policy: PlanPolicy
+    changes: list[Change],
+    slots: Sequence[ContainerSlot],
+    rec: Recommendation,
+    policy: PlanPolicy,
+    *,
+    pod: Mapping[str, object],
+    cluster: ClusterPolicy | None = None,
+    notes: list[str] | None = None,
+    allow_large_change: bool = False,
+    guarded: list[Guard] | None = None,
 ) -> list[Change]:
-    """Hook for plausibility limits (largest node's allocatable, maximum change factor) and LimitRange.
-
-    A documented no-op for now: the changes pass through unchanged. It runs after bounds and the limit
-    policy and before the GPU opt-in, as DESIGN orders the steps.
+    """Plausibility limits (largest node's allocatable, maximum change factor: podsizer.plausibility),
+    then the cluster's policy (podsizer.limitrange: LimitRange, pod-level resources, quota headroom); why
+    a change was adjusted or dropped goes to `notes`, each value the plausibility guard refused or clamped
+    to `guarded`. It runs after bounds, the limit policy and the GPU opt-in, over every change.
     """
-    return changes
+    changes = guard_changes(changes, slots, rec, policy, allow_large_change, _REPLAN, notes, guarded)
+    fitted = fit(pod, changes, slots, cluster or NO_CLUSTER_POLICY)  # pod-level resources count always
+    if notes is not None:
+        notes.extend(fitted.reasons)
+    return list(fitted.changes)
 
 
 @lru_cache(maxsize=4096)
@@ -162,6 +204,8 @@ def _cpu_memory(
                 continue
             lo, hi = limits_of(resource, user, slot.name)
             value = float(target)
+            if value == math.inf:
+                continue  # beyond any float: the plausibility guard names it
             if lo is not None:
                 value = max(value, lo)
             if hi is not None:
@@ -248,6 +292,9 @@ def _gpu(
             if current is None or quantity(current) != wanted:
                 out.append(Change(slot.section, slot.index, slot.name, field, resource, current, count))
     return out
+
+
+_REPLAN = Replan(_one, quantity, lambda resource, value: _fmt(resource, value)[0])
 
 
 def change_record(changes: Sequence[Change], rec: Recommendation) -> dict[str, object]:

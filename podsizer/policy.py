@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from podsizer.plausibility import DEFAULT_MAX_CHANGE_FACTOR, Ceilings
 
 Mode = Literal["off", "dry-run", "auto"]
 MODES: tuple[Mode, ...] = ("off", "dry-run", "auto")
@@ -22,6 +24,9 @@ class PlanPolicy:
     allow_mig_swap  with GPU resize on, replace nvidia.com/gpu by the suggested MIG slice
     min_confidence  container recommendations below this confidence are not applied
     default_mode    mode when neither pod, workload nor namespace sets one
+    ceilings        the most one container may get per resource (largest node's allocatable or configured)
+    max_change_factor  a new request stays within [current / f, current x f] unless
+                    podsizer.io/allow-large-change is "true"; None: no factor rule
     """
 
     limit_policy: LimitPolicy = "keep-ratio"
@@ -29,3 +34,5 @@ class PlanPolicy:
     allow_mig_swap: bool = False
     min_confidence: float = 0.0
     default_mode: Mode = "dry-run"
+    ceilings: Ceilings = field(default_factory=Ceilings)
+    max_change_factor: float | None = DEFAULT_MAX_CHANGE_FACTOR

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from podsizer.plausibility import DEFAULT_MAX_CPU_CORES, DEFAULT_MAX_GPUS, DEFAULT_MAX_MEMORY_BYTES, Ceilings
+
 
 @dataclass(frozen=True)
 class SizingPolicy:
@@ -35,6 +37,8 @@ class SizingPolicy:
                                            H100 NVL tables already use 0.88); lower it to be stricter
       mig_activity_ceiling                 activity p95 rescaled to the slice must stay <= 0.8
       gpu_idle_threshold / gpu_idle_window_hours   idle = activity < 0.05 for the trailing 1 h
+    Plausibility (shared with the pod plan; the largest node's allocatable wins where a source knows it):
+      max_cpu_cores / max_memory_bytes / max_gpus   ceilings no recommendation exceeds (256, 4Ti, 16)
     Forecast / cost:
       forecast_horizon_days                7 (PODSIZER_FORECAST_HORIZON_DAYS)
       default_gpu_hourly_price             0.95 $/GPU-hour (OpenCost's default) for unknown instance types
@@ -66,3 +70,10 @@ class SizingPolicy:
     forecast_horizon_days: float = 7.0
     default_gpu_hourly_price: float = 0.95
     spot_discount: float = 0.65
+    max_cpu_cores: float = DEFAULT_MAX_CPU_CORES
+    max_memory_bytes: float = DEFAULT_MAX_MEMORY_BYTES
+    max_gpus: float = DEFAULT_MAX_GPUS
+
+    def ceilings(self) -> Ceilings:
+        """The configured ceilings (Ceilings.from_nodes replaces them with the largest node's allocatable)."""
+        return Ceilings(self.max_cpu_cores, self.max_memory_bytes, self.max_gpus)

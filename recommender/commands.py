@@ -22,15 +22,17 @@ from types import FrameType
 from typing import cast
 
 from podsizer.settings import RecommenderSettings, add_arguments, load_from_args, setting_error
+from recommender.health import Heartbeat
 from recommender.leader import Leadership
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
 from recommender.output.report import FORMATS, Report, render
-from recommender.output.store.base import StoreError
+from recommender.output.store.base import RecommendationStore, StoreError
 from recommender.progress import ProgressPrinter
 from recommender.runner import Bounds, RecommendFn, Runner, RunOutput
-from recommender.wiring import Wiring, dcgm_of, store_label
+from recommender.wiring import Wiring, dcgm_of, sample_rejections, store_label
 
 log = logging.getLogger("podsizer")
+QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "kubernetes")  # one line per request at INFO
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_WIRING = Wiring()
@@ -44,7 +46,14 @@ def load_settings(args: argparse.Namespace) -> RecommenderSettings:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    quiet_third_party(settings.log_level)
     return settings
+
+
+def quiet_third_party(level: str) -> None:
+    """HTTP client libraries log every request at INFO: WARNING and above only, unless level is debug."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET if level.lower() == "debug" else logging.WARNING)
 
 
 # --- recommend -----------------------------------------------------------------------------------
@@ -54,6 +63,7 @@ def add_recommend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", choices=FORMATS, default="table", help="output format (default: table)"
     )
+    parser.add_argument("--wide", action="store_true", help="table: every column, limits and reasons")
     parser.add_argument("--write", action="store_true", help="also write the recommendations to the store")
     parser.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
     add_arguments(parser, RecommenderSettings)
@@ -69,25 +79,48 @@ def run_recommend(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> 
         return 1
 
 
-def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: Wiring) -> int:
+@dataclass(frozen=True)
+class OneRun:
+    """One collect-and-size run and its report (what `recommend` prints and `explain` reads)."""
+
+    run: RunOutput
+    report: Report
+
+
+def one_run(
+    settings: RecommenderSettings, wiring: Wiring, store: RecommendationStore | None, progress: bool
+) -> OneRun:
+    """Collect the window from the source, size it (with the store's bounds) and build the report."""
     now = wiring.clock()
     source = wiring.source(settings, now)
     prices = wiring.prices(settings)
-    store = wiring.store(settings, None) if args.write else None
-    progress = None if args.no_progress else ProgressPrinter(sys.stderr, sys.stderr.isatty())
+    printer = ProgressPrinter(sys.stderr, sys.stderr.isatty()) if progress else None
     try:
         bounds = store.bounds() if store is not None else {}
         dcgm = dcgm_of(source)
         if dcgm is not None:
             dcgm.scrape_once(strict=True)
             now = wiring.clock()  # the window [start, now) must include the scrape just taken
-        snapshot = source.collect(now - timedelta(days=settings.window_days), now, progress)
+        snapshot = source.collect(now - timedelta(days=settings.window_days), now, printer)
     finally:
-        if progress is not None:
-            progress.finish()
+        if printer is not None:
+            printer.finish()
+    _report_rejections(source)
     run = wiring.sizing(snapshot, settings.to_sizing_policy(), prices, now, bounds)
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-    sys.stdout.write(render(Report.of(run, snapshot, settings.plan_policy()), args.output, width))
+    price_file = str(settings.price_file) if settings.price_file is not None else None
+    report = Report.of(run, snapshot, settings.plan_policy(), prices=prices, price_file=price_file)
+    return OneRun(run, report)
+
+
+def terminal_width() -> int | None:
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: Wiring) -> int:
+    store = wiring.store(settings, None) if args.write else None
+    result = one_run(settings, wiring, store, progress=not args.no_progress)
+    run = result.run
+    sys.stdout.write(render(result.report, args.output, terminal_width(), wide=args.wide))
     sys.stdout.flush()
     if store is None:
         return 0
@@ -97,6 +130,12 @@ def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: 
     written = len(run.recommendations) - len(failed)
     print(f"wrote {written} recommendations to {store_label(settings)}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _report_rejections(source: MetricsSource) -> None:
+    rejections = sample_rejections(source)
+    for reason, count in sorted((rejections.counts() if rejections else {}).items()):
+        print(f"podsizer recommend: left out {count} {reason} samples of the metrics source", file=sys.stderr)
 
 
 # --- run (the loop) ------------------------------------------------------------------------------
@@ -127,9 +166,13 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
     registry = wiring.registry()
     leadership = _leadership(settings, api_client)
     server: MetricsServer | None = None
+    heartbeat = Heartbeat(
+        settings.interval_seconds, settings.liveness_grace_seconds, settings.readiness_source_failure_seconds
+    )
     if settings.metrics_port and not once:
+        _restore_readiness(store, heartbeat)
         try:
-            server = serve_metrics(registry, settings.metrics_port, settings.metrics_host)
+            server = serve_metrics(registry, settings.metrics_port, settings.metrics_host, heartbeat)
         except OSError as exc:
             where = f"{settings.metrics_host}:{settings.metrics_port}"
             raise setting_error("metrics_port", f"cannot listen on {where}: {exc.strerror or exc}") from exc
@@ -139,6 +182,10 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         source = _LazySource(lambda: wiring.source(settings, wiring.clock()))
     else:
         source = wiring.source(settings, wiring.clock())
+    metrics = RecommenderMetrics(registry)
+    rejections = sample_rejections(source)
+    if rejections is not None:
+        rejections.subscribe(metrics.count_rejected)
     runner = Runner(
         source,
         store,
@@ -148,14 +195,24 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         backoff_initial_seconds=settings.backoff_initial_seconds,
         backoff_max_seconds=settings.backoff_max_seconds,
         clock=wiring.clock,
-        metrics=RecommenderMetrics(registry),
+        metrics=metrics,
         leadership=leadership,
+        heartbeat=heartbeat,
     )
     try:
         return _run_once(runner, source, settings) if once else _forever(runner, source, leadership, settings)
     finally:
         if server is not None:
             server.stop()
+
+
+def _restore_readiness(store: RecommendationStore, heartbeat: Heartbeat) -> None:
+    """Recommendations already in the store stay in force: the recommender is ready before its first cycle."""
+    try:
+        if store.list():
+            heartbeat.restored()
+    except Exception as exc:  # the first cycle reports store trouble properly
+        log.info("cannot read the store at start (%s); ready after the first successful cycle", exc)
 
 
 def _recommend_fn(settings: RecommenderSettings, wiring: Wiring) -> RecommendFn:

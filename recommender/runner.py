@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, Recommendation
 from podsizer.owners import Skipped
+from recommender.health import Heartbeat
 from recommender.leader import Leadership
 from recommender.metrics import RecommenderMetrics
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
@@ -111,6 +112,7 @@ class Runner:
         leadership: Leadership | None = None,
         progress: Progress | None = None,
         leader_poll_seconds: float = 1.0,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self.source = source
         self.store = store
@@ -126,6 +128,7 @@ class Runner:
         self.leadership = leadership
         self.progress = progress
         self.leader_poll = leader_poll_seconds
+        self.heartbeat = heartbeat
         self.failures = 0
 
     def _is_leader(self) -> bool:
@@ -242,13 +245,21 @@ class Runner:
     def run_forever(self, stop: threading.Event, wait: Callable[[float], bool] | None = None) -> None:
         """Loop until `stop` is set; `wait(seconds)` sleeps and returns True when asked to stop."""
         wait = wait or stop.wait
+        beat = self.heartbeat
         while not stop.is_set():
             if not self._is_leader():
+                if beat is not None:
+                    beat.standby(self.leader_poll)
                 if wait(self.leader_poll):
                     break
                 continue
+            if beat is not None:
+                beat.cycle_started()
             result = self.run_once()
             delay = self.next_delay(result)
+            if beat is not None:
+                source_failed = any(e.kind == "source" for e in result.errors) and not result.wrote_store
+                beat.cycle_finished(result.ok and result.wrote_store, source_failed, delay)
             log.info(
                 "run: %d written, %d skipped, %d errors in %.1fs; next in %.0fs%s",
                 result.written,

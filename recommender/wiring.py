@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from recommender.input.dcgm_scrape import DcgmScrapeSource, ScrapeResult
+    from recommender.input.prometheus.client import SampleRejections
     from recommender.sizing.cost import PriceTable
 
 log = logging.getLogger("podsizer")
@@ -87,20 +88,33 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
 
 
 def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
-    """Prometheus (or Thanos) at prometheus_url, with the bearer token file's token when one is set."""
+    """Prometheus (or Thanos) at prometheus_url, with the bearer token file's token (re-read when the file
+    changes) when one is set."""
     from recommender.input.prometheus import PromClient, PrometheusSource
+    from recommender.input.prometheus.auth import BearerTokenFile
 
-    headers: dict[str, str] = {}
-    token_file = settings.prometheus_bearer_token_file
-    if token_file is not None:
+    auth = None
+    if settings.prometheus_bearer_token_file is not None:
+        auth = BearerTokenFile(settings.prometheus_bearer_token_file)
         try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            msg = f"cannot read {token_file}: {exc.strerror or exc}"
-            raise setting_error("prometheus_bearer_token_file", msg) from exc
-        headers["Authorization"] = f"Bearer {token}"
-    client = PromClient(settings.prometheus_url, timeout=settings.prometheus_timeout_seconds, headers=headers)
+            auth.token()
+        except SourceError as exc:
+            raise setting_error("prometheus_bearer_token_file", str(exc)) from exc
+    client = PromClient(
+        settings.prometheus_url,
+        timeout=settings.prometheus_timeout_seconds,
+        auth=auth,
+        max_response_bytes=settings.prometheus_max_response_bytes,
+    )
     return PrometheusSource(client, namespaces=list(settings.namespaces) or None)
+
+
+def sample_rejections(source: MetricsSource) -> SampleRejections | None:
+    """Where the source counts the samples it left out (Prometheus only; None for the others)."""
+    from recommender.input.prometheus import PrometheusSource
+
+    inner = source.inner if isinstance(source, NamespaceFilter) else source
+    return inner.client.rejections if isinstance(inner, PrometheusSource) else None
 
 
 class KubeResolver:

@@ -5,20 +5,24 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
+import anyio
+import anyio.to_thread
 import orjson
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.requests import ClientDisconnect
 
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.policy import PlanPolicy
 from podsizer.settings import WebhookSettings
-from webhook.admission import AdmissionConfig, Admitter, Decision
+from webhook.admission import DECISION_CACHE_SIZE, AdmissionConfig, Admitter, Decision, DecisionCache
 from webhook.metrics import WebhookMetrics
 from webhook.owners import OwnerLookup
 from webhook.store import SnapshotProvider
-from webhook.wire import ADMISSION_API_VERSION, ADMISSION_KIND, BadReview, parse_review
+from webhook.wire import ADMISSION_API_VERSION, ADMISSION_KIND, BadReview, parse_review, shortened
 
 log = logging.getLogger("podsizer.webhook")
 
@@ -29,7 +33,7 @@ class BodyTooLarge(Exception):
     pass
 
 
-def _status(code: int, reason: str, message: str) -> Response:
+def _status(code: int, reason: str, message: str, close: bool = False) -> Response:
     body = {
         "apiVersion": "v1",
         "kind": "Status",
@@ -38,20 +42,30 @@ def _status(code: int, reason: str, message: str) -> Response:
         "reason": reason,
         "message": message,
     }
-    return Response(orjson.dumps(body), status_code=code, media_type=JSON)
+    headers = {"connection": "close"} if close else None
+    return Response(orjson.dumps(body), status_code=code, media_type=JSON, headers=headers)
 
 
-async def _read_body(request: Request, cap: int) -> bytes:
+class BodyTooSlow(Exception):
+    pass
+
+
+async def _read_body(request: Request, cap: int, deadline: float | None = None) -> bytes:
+    """The whole body; BodyTooLarge over `cap` bytes, BodyTooSlow when not complete within `deadline` s."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > cap:
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise BodyTooLarge
-        chunks.append(chunk)
+    try:
+        with anyio.fail_after(deadline):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > cap:
+                    raise BodyTooLarge
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BodyTooSlow from None
     return b"".join(chunks)
 
 
@@ -64,7 +78,32 @@ def admitter_for(
     settings: WebhookSettings, snapshots: SnapshotProvider, owners: OwnerLookup, metadata: MetadataLookup
 ) -> Admitter:
     config = AdmissionConfig(plan_policy(settings), settings.excluded_namespace_set)
-    return Admitter(config, snapshots, owners, metadata)
+    admitter = Admitter(config, snapshots, owners, metadata)
+    budget = settings.decision_cache_bytes
+    admitter.cache = DecisionCache(DECISION_CACHE_SIZE, budget) if budget > 0 else None
+    return admitter
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """One /mutate answer: the reply's bytes, or a 400 message; the decision and the facts for the log."""
+
+    reply: bytes | None
+    bad: str | None = None
+    decision: Decision | None = None
+    uid: str = ""
+    dry_run: bool = False
+
+
+def _review_body(admitter: Admitter, body: bytes) -> Reviewed:
+    """Decode, decide and encode: pure CPU work, run on the event loop or, for large bodies, in a thread."""
+    try:
+        review = parse_review(body)
+    except BadReview as exc:
+        return Reviewed(None, shortened(str(exc)))
+    reply, decision = admitter.review(review)
+    dry_run = review["request"].get("dryRun") is True
+    return Reviewed(orjson.dumps(reply), None, decision, review["request"]["uid"], dry_run)
 
 
 def _log_decision(uid: str, decision: Decision, dry_run: bool) -> None:
@@ -75,11 +114,11 @@ def _log_decision(uid: str, decision: Decision, dry_run: bool) -> None:
         log.log(
             level,
             "review uid=%s outcome=%s reason=%s workload=%s recommendation=%s changes=%d%s",
-            uid,
+            shortened(uid),
             decision.outcome,
-            decision.reason,
-            decision.workload,
-            decision.recommendation,
+            shortened(decision.reason),
+            shortened(str(decision.workload)),
+            shortened(str(decision.recommendation)),
             len(decision.changes),
             " (apiserver dry run)" if dry_run else "",
         )
@@ -97,30 +136,37 @@ def create_app(
     admitter = admitter_for(settings, snapshot_provider, owner_cache, metadata or NoMetadata())
     metrics = WebhookMetrics(metrics_registry, snapshot_provider, clock)
     cap = settings.max_body_bytes
+    heavy = anyio.CapacityLimiter(settings.offload_concurrency)
     app = FastAPI(title="podsizer webhook", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.post("/mutate")
     async def mutate(request: Request) -> Response:
         started = time.perf_counter()
         try:
-            body = await _read_body(request, cap)
+            body = await _read_body(request, cap, settings.body_timeout_seconds)
         except BodyTooLarge:
             metrics.rejected.labels("413").inc()
             log.warning("rejected a request body over %d bytes", cap)
             return _status(413, "RequestEntityTooLarge", f"request body exceeds {cap} bytes")
-        try:
-            review = parse_review(body)
-        except BadReview as exc:
+        except BodyTooSlow:
+            metrics.rejected.labels("408").inc()
+            log.info("closed a request whose body took over %.1fs", settings.body_timeout_seconds)
+            return _status(408, "Timeout", "request body not received in time", close=True)
+        except ClientDisconnect:
+            return Response(status_code=400)  # nobody is listening any more
+        if len(body) > settings.offload_body_bytes:
+            # Large reviews are decoded and decided in a thread, a few at a time: small ones keep flowing.
+            out = await anyio.to_thread.run_sync(_review_body, admitter, body, limiter=heavy)
+        else:
+            out = _review_body(admitter, body)
+        if out.reply is None or out.decision is None:
             metrics.rejected.labels("400").inc()
-            log.warning("rejected a request that is not an AdmissionReview v1: %s", exc)
-            return _status(400, "BadRequest", f"not an AdmissionReview {ADMISSION_API_VERSION}: {exc}")
-        reply, decision = admitter.review(review)
-        dry_run = review["request"].get("dryRun") is True
-        metrics.reviewed(decision.outcome, decision.reason)
-        _log_decision(review["request"]["uid"], decision, dry_run)
-        out = Response(orjson.dumps(reply), media_type=JSON)
+            log.warning("rejected a request that is not an AdmissionReview v1: %s", out.bad)
+            return _status(400, "BadRequest", f"not an AdmissionReview {ADMISSION_API_VERSION}: {out.bad}")
+        metrics.reviewed(out.decision.outcome, out.decision.reason)
+        _log_decision(out.uid, out.decision, out.dry_run)
         metrics.latency.observe(time.perf_counter() - started)
-        return out
+        return Response(out.reply, media_type=JSON)
 
     if settings.bench_endpoints:
 

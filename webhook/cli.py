@@ -10,14 +10,14 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
 
-from certs.reload import ReloadingTLS
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
 from webhook.app import create_app
+from webhook.certwatch import watch_certificate
 from webhook.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from webhook.file_store import FileStoreLoader
-from webhook.server import serve
+from webhook.server import connection_limits, reloading_tls, serve
 from webhook.store import SnapshotHolder
 
 log = logging.getLogger("podsizer.webhook")
@@ -39,10 +39,12 @@ def run(args: argparse.Namespace) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     try:
-        tls = ReloadingTLS(settings.tls_cert_file, settings.tls_key_file, settings.tls_reload_interval)
+        tls = reloading_tls(settings)
     except (OSError, ValueError) as exc:
-        msg = f"cannot load {settings.tls_cert_file} with the key {settings.tls_key_file}: {exc}"
-        raise setting_error("tls_cert_file", msg) from exc
+        msg = f"cannot load {settings.tls_cert_file} with the key {settings.tls_key_file}"
+        if settings.client_ca_file is not None:
+            msg += f" and the client CA {settings.client_ca_file}"
+        raise setting_error("tls_cert_file", f"{msg}: {exc}") from exc
     holder = SnapshotHolder()
     owners = OwnerCache()
     metadata: MetadataLookup = NoMetadata()
@@ -65,9 +67,12 @@ def run(args: argparse.Namespace) -> int:
         cache = MetadataCache()
         metadata = cache
         start_cluster_watches(client.ApiClient(), holder, owners, cache, _utcnow, stop)
-    app = create_app(settings, holder, owners, CollectorRegistry(), _utcnow, metadata)
+    registry = CollectorRegistry()
+    watch_certificate(tls, registry, stop, _utcnow)
+    app = create_app(settings, holder, owners, registry, _utcnow, metadata)
     try:
-        serve(app, settings.host, settings.port, tls, settings.log_level, settings.access_log)
+        limits = connection_limits(settings)
+        serve(app, settings.host, settings.port, tls, settings.log_level, settings.access_log, limits)
     finally:
         stop.set()
         if file_loader is not None:

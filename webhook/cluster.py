@@ -1,16 +1,20 @@
-"""Cluster-mode caches fed by informers: controller owners, namespace/workload metadata, and the CRD store."""
+"""Cluster-mode caches fed by informers: controller owners, namespace/workload metadata, the namespaces'
+LimitRanges and ResourceQuotas (the pod plan's ClusterPolicy), and the CRD store."""
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
 from podsizer.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
+from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import ControllerRef, controller_of
 from webhook.informer import Informer, WatchLike
 from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
@@ -18,22 +22,30 @@ from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
 log = logging.getLogger("podsizer.webhook.cluster")
 
 
+PREFIX = "podsizer.io/"  # the only labels/annotations the caches keep (mode, exclude, gpu, ...)
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class ObjectMeta:
-    """The labels and annotations podsizer reads (mode, exclude)."""
+    """The labels and annotations podsizer reads (mode, exclude): only its own `podsizer.io/` keys."""
 
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
 
 
+def _ours(raw: object) -> Mapping[str, str]:
+    """The podsizer.io/ keys of a label or annotation map (others, e.g. last-applied-configuration, are
+    never read and would cost memory for every watched workload)."""
+    if not isinstance(raw, Mapping):
+        return _EMPTY
+    kept = {str(k): str(v) for k, v in raw.items() if str(k).startswith(PREFIX)}
+    return MappingProxyType(kept) if kept else _EMPTY
+
+
 def _meta_of(obj: Mapping[str, Any]) -> ObjectMeta:
     m = obj.get("metadata") or {}
-    labels = m.get("labels") or {}
-    ann = m.get("annotations") or {}
-    return ObjectMeta(
-        MappingProxyType({str(k): str(v) for k, v in labels.items()}),
-        MappingProxyType({str(k): str(v) for k, v in ann.items()}),
-    )
+    return ObjectMeta(_ours(m.get("labels")), _ours(m.get("annotations")))
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -41,8 +53,23 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(m.get("namespace", "")), str(m.get("name", ""))
 
 
+def _compact(ref: ControllerRef | None) -> ControllerRef | None:
+    """The same reference with interned text: 20,000 ReplicaSets share a handful of apiVersions, kinds
+    and Deployment names instead of holding a copy each."""
+    if ref is None:
+        return None
+    api = sys.intern(ref.api_version) if ref.api_version is not None else None
+    return ControllerRef(api, sys.intern(ref.kind), sys.intern(ref.name))
+
+
+def _owner_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    ns, name = _key(obj)
+    return sys.intern(ns), name
+
+
 class OwnerCache:
-    """(namespace, kind, name) of a ReplicaSet/ReplicationController -> its controller owner."""
+    """(namespace, kind, name) of a ReplicaSet/ReplicationController -> its controller owner; only that
+    reference is kept of each object (what the resolver reads)."""
 
     def __init__(self) -> None:
         self._by_kind: dict[str, dict[tuple[str, str], ControllerRef]] = {}
@@ -53,21 +80,21 @@ class OwnerCache:
     def handler(self, kind: str) -> _OwnerHandler:
         return _OwnerHandler(self, kind)
 
-    def _replace(self, kind: str, items: list[dict[str, Any]]) -> None:
+    def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None:
         new: dict[tuple[str, str], ControllerRef] = {}
         for obj in items:
-            ref = controller_of(obj)
+            ref = _compact(controller_of(obj))
             if ref is not None:
-                new[_key(obj)] = ref
+                new[_owner_key(obj)] = ref
         self._by_kind[kind] = new  # swap: readers see the old or the new map, never a half-built one
 
     def _event(self, kind: str, etype: str, obj: dict[str, Any]) -> None:
         current = self._by_kind.setdefault(kind, {})
-        ref = controller_of(obj)
+        ref = _compact(controller_of(obj))
         if etype == "DELETED" or ref is None:
             current.pop(_key(obj), None)
         else:
-            current[_key(obj)] = ref
+            current[_owner_key(obj)] = ref
 
 
 @dataclass(frozen=True)
@@ -75,7 +102,94 @@ class _OwnerHandler:
     cache: OwnerCache
     kind: str
 
-    def replace(self, items: list[dict[str, Any]]) -> None:
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        self.cache._replace(self.kind, items)
+
+    def event(self, kind: str, obj: dict[str, Any]) -> None:
+        self.cache._event(self.kind, kind, obj)
+
+
+class PolicyCache:
+    """Per namespace: what its LimitRanges and ResourceQuotas allow, as one ClusterPolicy object.
+
+    Only the parsed items and headroom are kept, not the objects. The ClusterPolicy of a namespace is
+    rebuilt when one of its objects changes (a new object, so decisions cached under the old one are not
+    served); a namespace with neither has none.
+    """
+
+    def __init__(self) -> None:
+        # kind -> namespace -> object name -> that one object's policy
+        self._objects: dict[str, dict[str, dict[str, ClusterPolicy]]] = {
+            "LimitRange": {},
+            "ResourceQuota": {},
+        }
+        self._policies: dict[str, ClusterPolicy] = {}
+        self._lock = threading.Lock()
+
+    def cluster_policy(self, namespace: str) -> ClusterPolicy | None:
+        return self._policies.get(namespace)
+
+    def handler(self, kind: str) -> _PolicyHandler:
+        return _PolicyHandler(self, kind)
+
+    def _store(self, kind: str) -> dict[str, dict[str, ClusterPolicy]]:
+        return self._objects.setdefault(kind, {})
+
+    @staticmethod
+    def _parsed(kind: str, obj: Mapping[str, Any]) -> ClusterPolicy:
+        if kind == "LimitRange":
+            return ClusterPolicy(limit_range_items([obj]))
+        return ClusterPolicy(quota_headroom=MappingProxyType(quota_headroom([obj])))
+
+    def _rebuild(self, namespace: str) -> None:
+        parts = [
+            p
+            for kind in sorted(self._objects)
+            for _, p in sorted(self._store(kind).get(namespace, {}).items())
+        ]
+        if not parts:
+            self._policies.pop(namespace, None)
+            return
+        headroom: dict[str, Decimal] = {}
+        for part in parts:
+            for key, value in part.quota_headroom.items():
+                headroom[key] = min(value, headroom.get(key, value))
+        items = tuple(i for part in parts for i in part.limit_ranges)
+        self._policies[namespace] = ClusterPolicy(items, MappingProxyType(headroom))
+
+    def _replace(self, kind: str, objects: Iterable[dict[str, Any]]) -> None:
+        fresh: dict[str, dict[str, ClusterPolicy]] = {}
+        for obj in objects:
+            ns, name = _key(obj)
+            fresh.setdefault(ns, {})[name] = self._parsed(kind, obj)
+        with self._lock:
+            store = self._store(kind)
+            touched = set(store) | set(fresh)
+            store.clear()
+            store.update(fresh)
+            for ns in touched:
+                self._rebuild(ns)
+
+    def _event(self, kind: str, etype: str, obj: dict[str, Any]) -> None:
+        ns, name = _key(obj)
+        parsed = None if etype == "DELETED" else self._parsed(kind, obj)
+        with self._lock:
+            in_ns = self._store(kind).setdefault(ns, {})
+            if parsed is None:
+                in_ns.pop(name, None)
+            else:
+                in_ns[name] = parsed
+            if not in_ns:
+                self._store(kind).pop(ns, None)
+            self._rebuild(ns)
+
+
+@dataclass(frozen=True)
+class _PolicyHandler:
+    cache: PolicyCache
+    kind: str
+
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
         self.cache._replace(self.kind, items)
 
     def event(self, kind: str, obj: dict[str, Any]) -> None:
@@ -83,11 +197,17 @@ class _OwnerHandler:
 
 
 class MetadataCache:
-    """Namespace labels/annotations and workload annotations, for podsizer.io/mode and podsizer.io/exclude."""
+    """Namespace labels/annotations and workload annotations, for podsizer.io/mode and podsizer.io/exclude;
+    `policies` holds the namespaces' LimitRanges and ResourceQuotas (`cluster_policy`)."""
 
     def __init__(self) -> None:
         self._namespaces: dict[str, ObjectMeta] = {}
         self._workloads: dict[str, dict[tuple[str, str], ObjectMeta]] = {}
+        self.policies = PolicyCache()
+
+    def cluster_policy(self, namespace: str) -> ClusterPolicy | None:
+        """The namespace's LimitRanges and quota headroom (None: it has neither)."""
+        return self.policies.cluster_policy(namespace)
 
     def namespace(self, name: str) -> ObjectMeta | None:
         return self._namespaces.get(name)
@@ -98,7 +218,7 @@ class MetadataCache:
     def handler(self, kind: str) -> _MetaHandler:
         return _MetaHandler(self, kind)
 
-    def _replace(self, kind: str, items: list[dict[str, Any]]) -> None:
+    def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None:
         if kind == "Namespace":
             self._namespaces = {_key(o)[1]: _meta_of(o) for o in items}
         else:
@@ -124,44 +244,100 @@ class _MetaHandler:
     cache: MetadataCache
     kind: str
 
-    def replace(self, items: list[dict[str, Any]]) -> None:
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
         self.cache._replace(self.kind, items)
 
     def event(self, kind: str, obj: dict[str, Any]) -> None:
         self.cache._event(self.kind, kind, obj)
 
 
-class CrdWatchLoader:
-    """Recommendations from the podsizer.io/v1alpha1 CRD: list+watch, each change swaps a new snapshot."""
+Schedule = Callable[[float, Callable[[], None]], None]
 
-    def __init__(self, holder: SnapshotHolder, clock: Callable[[], datetime]) -> None:
+
+def _timer(delay: float, fn: Callable[[], None]) -> None:
+    t = threading.Timer(delay, fn)
+    t.daemon = True
+    t.start()
+
+
+class CrdWatchLoader:
+    """Recommendations from the podsizer.io/v1alpha1 CRD: list+watch into a dict, published as snapshots.
+
+    A list publishes at once. A watch event is O(1): it updates the dict (and the skipped reasons of that
+    one object) and, unless one is pending, schedules a publish `debounce` seconds later; a burst of events
+    costs one rebuild of the immutable snapshot, not one per event. `rebuilds` counts the publishes.
+    """
+
+    DEBOUNCE_SECONDS = 0.2
+
+    def __init__(
+        self,
+        holder: SnapshotHolder,
+        clock: Callable[[], datetime],
+        debounce: float = DEBOUNCE_SECONDS,
+        schedule: Schedule = _timer,
+    ) -> None:
         self.holder = holder
         self.clock = clock
+        self.debounce = debounce
+        self.schedule = schedule
+        self.rebuilds = 0
         self._items: dict[tuple[str, str], Recommendation] = {}
+        self._skipped: dict[tuple[str, str], str] = {}  # per object: one bad object's reason until it changes
+        self._pending = False
         self._lock = threading.Lock()
 
-    def _publish(self, skipped: list[str]) -> None:
-        self.holder.swap(RecommendationSnapshot.of(self._items.values(), self.clock(), "crd", skipped))
+    def _publish(self) -> None:
+        self._pending = False
+        self.rebuilds += 1
+        snapshot = RecommendationSnapshot.of(
+            self._items.values(), self.clock(), "crd", self._skipped.values()
+        )
+        self.holder.swap(snapshot)
 
-    def replace(self, items: list[dict[str, Any]]) -> None:
-        recs, skipped = parse_items(items, "recommendations")
+    def flush(self) -> None:
+        """Publish what the events changed (the scheduled call; tests call it directly)."""
         with self._lock:
-            self._items = {(r.namespace, r.name): r for r in recs}
-            self._publish(skipped)
+            if self._pending:
+                self._publish()
+
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        recs: dict[tuple[str, str], Recommendation] = {}
+        skipped: dict[tuple[str, str], str] = {}
+        for obj in items:
+            self._parse_into(obj, recs, skipped)
+        with self._lock:
+            self._items, self._skipped = recs, skipped
+            self._publish()
+
+    @staticmethod
+    def _parse_into(
+        obj: dict[str, Any], recs: dict[tuple[str, str], Recommendation], skipped: dict[tuple[str, str], str]
+    ) -> None:
+        key = _key(obj)
+        parsed, why = parse_items([obj], "recommendations")
+        if parsed:
+            recs[key] = parsed[0]
+            skipped.pop(key, None)
+        else:
+            recs.pop(key, None)  # an invalid update must not keep serving stale values
+            skipped[key] = why[0] if why else f"recommendations ({key[0]}/{key[1]}): unreadable"
 
     def event(self, kind: str, obj: dict[str, Any]) -> None:
         key = _key(obj)
         with self._lock:
             if kind == "DELETED":
                 self._items.pop(key, None)
-                self._publish([])
-                return
-            recs, skipped = parse_items([obj], "recommendations")
-            if recs:
-                self._items[key] = recs[0]
+                self._skipped.pop(key, None)
             else:
-                self._items.pop(key, None)  # an invalid update must not keep serving stale values
-            self._publish(skipped)
+                self._parse_into(obj, self._items, self._skipped)
+            if self._pending:
+                return
+            self._pending = True
+        if self.debounce <= 0:
+            self.flush()
+        else:
+            self.schedule(self.debounce, self.flush)
 
 
 def start_cluster_watches(
@@ -197,6 +373,12 @@ def start_cluster_watches(
             owners.handler("ReplicationController"),
         ),
         ("namespaces", core.list_namespace, metadata.handler("Namespace")),
+        ("limitranges", core.list_limit_range_for_all_namespaces, metadata.policies.handler("LimitRange")),
+        (
+            "resourcequotas",
+            core.list_resource_quota_for_all_namespaces,
+            metadata.policies.handler("ResourceQuota"),
+        ),
         ("deployments", apps.list_deployment_for_all_namespaces, metadata.handler("Deployment")),
         ("statefulsets", apps.list_stateful_set_for_all_namespaces, metadata.handler("StatefulSet")),
         ("daemonsets", apps.list_daemon_set_for_all_namespaces, metadata.handler("DaemonSet")),

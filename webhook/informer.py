@@ -1,11 +1,12 @@
-"""Informer-style list+watch over the kubernetes client: resourceVersion bookkeeping, re-list on 410 Gone."""
+"""Informer-style list+watch over the kubernetes client: paginated lists, resourceVersion bookkeeping,
+re-list on 410 Gone."""
 
 from __future__ import annotations
 
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
@@ -24,13 +25,15 @@ class WatchLike(Protocol):
 class Handler(Protocol):
     """Receives plain JSON objects (dicts), never client models."""
 
-    def replace(self, items: list[dict[str, Any]]) -> None: ...
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        """The whole list, page by page: iterate it once (only one page is in memory at a time)."""
 
     def event(self, kind: str, obj: dict[str, Any]) -> None: ...
 
 
 class Informer:
-    """One resource: list (full replace), then watch from the list's resourceVersion until stopped.
+    """One resource: list (full replace, `page_size` objects per call), then watch from the list's
+    resourceVersion until stopped.
 
     A 410 (resourceVersion too old) or an ERROR event re-lists at once; a failing call (e.g. a CRD that is
     not installed: Rollouts, DeploymentConfigs) is retried with exponential backoff up to `max_backoff`.
@@ -47,6 +50,7 @@ class Informer:
         timeout_seconds: int = 300,
         backoff: float = 5.0,
         max_backoff: float = 120.0,
+        page_size: int = 500,
     ) -> None:
         self.name = name
         self.list_fn = list_fn
@@ -57,16 +61,44 @@ class Informer:
         self.timeout_seconds = timeout_seconds
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.page_size = page_size
+        self.pages = 0
         self.resource_version: str | None = None
         self.synced = threading.Event()
         self.relists = 0
 
+    def _pages(self, rv: list[str | None]) -> Iterator[dict[str, Any]]:
+        """Every item over `limit` + `continue` pages; `rv` gets the list's resourceVersion."""
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": self.page_size, **self.list_kwargs}
+            if token:
+                kwargs["_continue"] = token
+            data = json.loads(self.list_fn(_preload_content=False, **kwargs).data)
+            self.pages += 1
+            meta = data.get("metadata") or {}
+            rv[:] = [meta.get("resourceVersion")]
+            for item in data.get("items") or []:
+                if isinstance(item, dict):
+                    yield item
+            token = meta.get("continue")
+            if not token:
+                return
+
     def list(self) -> None:
-        resp = self.list_fn(_preload_content=False, **self.list_kwargs)
-        data = json.loads(resp.data)
-        items = [i for i in data.get("items") or [] if isinstance(i, dict)]
-        self.handler.replace(items)
-        self.resource_version = (data.get("metadata") or {}).get("resourceVersion")
+        """A full list, streamed into the handler a page at a time; a 410 (an expired `continue` token)
+        starts the list again once."""
+        for attempt in (0, 1):
+            rv: list[str | None] = [None]
+            try:
+                self.handler.replace(self._pages(rv))
+            except ApiException as exc:
+                if exc.status != 410 or attempt:
+                    raise
+                log.info("informer %s: list continue token expired; listing again", self.name)
+                continue
+            self.resource_version = rv[0]
+            break
         self.relists += 1
         self.synced.set()
 

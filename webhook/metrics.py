@@ -37,6 +37,12 @@ class WebhookMetrics:
             ["code"],
             registry=registry,
         )
+        self.plausibility = Counter(
+            "podsizer_webhook_plausibility",
+            "Values the plausibility guard refused (invalid) or clamped (ceiling, max-change), by resource.",
+            ["resource", "rule"],
+            registry=registry,
+        )
         self._review_counts: dict[tuple[str, str], Counter] = {}
         age = Gauge(
             "podsizer_webhook_store_age_seconds",
@@ -66,3 +72,26 @@ class WebhookMetrics:
         if child is None:
             child = self._review_counts.setdefault((outcome, reason), self.reviews.labels(outcome, reason))
         child.inc()
+
+    def guarded(self, resource: str, rule: str) -> None:
+        """Count one value the pod plan's plausibility guard refused or clamped (Admitter.on_guard)."""
+        self.plausibility.labels(resource, rule).inc()
+
+
+def register_certificate_expiry(
+    registry: CollectorRegistry, not_after: Callable[[], datetime | None], clock: Callable[[], datetime]
+) -> Gauge:
+    """`podsizer_webhook_certificate_expiry_seconds`: notAfter - now of the certificate served now (it
+    follows reloads: `not_after` is read at each scrape); NaN when the certificate could not be parsed."""
+    gauge = Gauge(
+        "podsizer_webhook_certificate_expiry_seconds",
+        "Seconds until the serving certificate the webhook presents now expires (negative once expired).",
+        registry=registry,
+    )
+
+    def left() -> float:
+        at = not_after()
+        return math.nan if at is None else (at - clock()).total_seconds()
+
+    gauge.set_function(left)
+    return gauge

@@ -74,8 +74,29 @@ class AdmissionReview(TypedDict, total=False):
     response: AdmissionResponse
 
 
+MAX_ECHO_CHARS = 200  # the most of a client's input that goes back in an error body or into a log line
+MAX_UID_CHARS = 256  # apiserver uids are 36-character UUIDs
+
+
+def shortened(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def _shown(value: object) -> str:
+    """A client-supplied value for a message: its repr, shortened (the repr of a huge string is not built)."""
+    if isinstance(value, str) and len(value) > MAX_ECHO_CHARS:
+        return f"{value[:MAX_ECHO_CHARS]!r}... ({len(value)} characters)"
+    if isinstance(value, str | int | float | bool | None):
+        return shortened(repr(value))
+    return type(value).__name__
+
+
 class BadReview(ValueError):
-    """The body is not an AdmissionReview v1 request; the message says what is wrong (HTTP 400)."""
+    """The body is not an AdmissionReview v1 request; the message says what is wrong (HTTP 400), and echoes
+    at most MAX_ECHO_CHARS of the input."""
 
 
 def parse_review(body: bytes) -> AdmissionReview:
@@ -85,20 +106,22 @@ def parse_review(body: bytes) -> AdmissionReview:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadReview(f"body is not valid JSON: {exc}") from None
+        raise BadReview(f"body is not valid JSON: {shortened(str(exc))}") from None
     if not isinstance(data, dict):
         raise BadReview(f"expected a JSON object (AdmissionReview), got {type(data).__name__}")
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if kind != ADMISSION_KIND:
-        raise BadReview(f"kind: expected {ADMISSION_KIND!r}, got {kind!r}")
+        raise BadReview(f"kind: expected {ADMISSION_KIND!r}, got {_shown(kind)}")
     if api_version != ADMISSION_API_VERSION:
-        raise BadReview(f"apiVersion: expected {ADMISSION_API_VERSION!r}, got {api_version!r}")
+        raise BadReview(f"apiVersion: expected {ADMISSION_API_VERSION!r}, got {_shown(api_version)}")
     request = data.get("request")
     if not isinstance(request, dict):
         raise BadReview("request: expected an object (an AdmissionReview request)")
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
         raise BadReview("request.uid: expected a non-empty string")
+    if len(uid) > MAX_UID_CHARS:
+        raise BadReview(f"request.uid: longer than {MAX_UID_CHARS} characters")
     return cast(AdmissionReview, data)
 
 

@@ -7,6 +7,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from podsizer.api.quantity import parse as parse_quantity
+from podsizer.plausibility import (
+    DEFAULT_MAX_CHANGE_FACTOR,
+    DEFAULT_MAX_CPU_CORES,
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_MEMORY_BYTES,
+    Ceilings,
+)
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 
 StoreKind = Literal["json", "crd"]
@@ -75,16 +83,55 @@ class SharedSettings(BaseModel):
         description="container recommendations below this confidence are not applied",
     )
 
+    # Plausibility guard (pod plan and recommender): used where the largest node's allocatable is unknown
+    max_cpu_cores: float = Field(
+        default=DEFAULT_MAX_CPU_CORES,
+        gt=0,
+        allow_inf_nan=False,
+        description="most CPU for one container (cores or e.g. 64000m) where no node's allocatable is known",
+    )
+    max_memory_bytes: float = Field(
+        default=DEFAULT_MAX_MEMORY_BYTES,
+        gt=0,
+        le=2**63 - 1,
+        allow_inf_nan=False,
+        description="most memory for one container (bytes or e.g. 4Ti) where no node's allocatable is known",
+    )
+    max_gpus: float = Field(
+        default=DEFAULT_MAX_GPUS,
+        ge=1,
+        allow_inf_nan=False,
+        description="most nvidia.com/gpu for one container where no node's allocatable is known",
+    )
+    max_change_factor: float | None = Field(
+        default=DEFAULT_MAX_CHANGE_FACTOR,
+        ge=1,
+        allow_inf_nan=False,
+        description="a new request stays within current / f .. current x f unless the pod, workload or "
+        'namespace sets podsizer.io/allow-large-change: "true" (empty: no limit)',
+    )
+
     @field_validator("store", mode="before")
     @classmethod
     def _store_alias(cls, value: object) -> object:
         value = lowered(value)
         return _STORE_ALIASES.get(value, value) if isinstance(value, str) else value
 
-    @field_validator("store_namespace", "kubeconfig", mode="before")
+    @field_validator("store_namespace", "kubeconfig", "max_change_factor", mode="before")
     @classmethod
     def _optional(cls, value: object) -> object:
         return empty_is_none(value)
+
+    @field_validator("max_cpu_cores", "max_memory_bytes", "max_gpus", mode="before")
+    @classmethod
+    def _ceiling(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip():
+            return parse_quantity(value.strip())
+        return value
+
+    def ceilings(self) -> Ceilings:
+        """The configured ceilings (a process that knows its nodes' allocatable uses Ceilings.from_nodes)."""
+        return Ceilings(self.max_cpu_cores, self.max_memory_bytes, self.max_gpus)
 
     @field_validator("log_level", "default_mode", "limit_policy", mode="before")
     @classmethod
@@ -99,4 +146,6 @@ class SharedSettings(BaseModel):
             allow_mig_swap=self.allow_mig_swap,
             min_confidence=self.min_confidence,
             default_mode=self.default_mode,
+            ceilings=self.ceilings(),
+            max_change_factor=self.max_change_factor,
         )

@@ -38,6 +38,12 @@ class RecommenderSettings(SharedSettings):
         default=None,
         description="file holding a bearer token sent to Prometheus (e.g. a service account token)",
     )
+    prometheus_max_response_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=1024,
+        description="most bytes read of one Prometheus answer (bytes or e.g. 64Mi); larger answers are "
+        "re-asked over shorter time ranges, else the namespace is skipped",
+    )
     source_file: Path | None = Field(default=None, description="data file read by --source file")
     dcgm_urls: tuple[str, ...] = Field(
         default=(), description="comma-separated dcgm-exporter /metrics URLs for --source dcgm"
@@ -152,6 +158,14 @@ class RecommenderSettings(SharedSettings):
         default=8080, ge=0, le=65535, description="port of /metrics for `podsizer run` (0: off)"
     )
     metrics_host: str = Field(default="0.0.0.0", description="address /metrics listens on")
+    liveness_grace_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="/livez fails when no cycle started or ended for the wait + one interval + this",
+    )
+    readiness_source_failure_seconds: float = Field(
+        default=1800.0, gt=0, description="/readyz fails once the metrics source has failed for this long"
+    )
     leader_election: bool = Field(default=False, description="elect a leader through a Lease (in a cluster)")
     lease_name: str = Field(default="podsizer-recommender", min_length=1, description="name of the Lease")
     lease_namespace: str | None = Field(
@@ -171,7 +185,13 @@ class RecommenderSettings(SharedSettings):
     def _comma_list(cls, value: object) -> object:
         return comma_list(value)
 
-    @field_validator("cpu_min_cores", "memory_min_bytes", "oom_bump_min_bytes", mode="before")
+    @field_validator(
+        "cpu_min_cores",
+        "memory_min_bytes",
+        "oom_bump_min_bytes",
+        "prometheus_max_response_bytes",
+        mode="before",
+    )
     @classmethod
     def _quantity(cls, value: object) -> object:
         if isinstance(value, str) and value.strip():
@@ -215,11 +235,53 @@ class WebhookSettings(SharedSettings):
         default="podsizer", min_length=1, description="the webhook's own namespace (excluded)"
     )
     excluded_namespaces: str = Field(
-        default="kube-system", description="comma-separated namespaces never mutated"
+        default="kube-system",
+        description="comma-separated namespaces never mutated; glob patterns allowed (openshift-*, kube-*)",
     )
     max_body_bytes: int = Field(default=5_000_000, ge=1024, description="larger request bodies get HTTP 413")
     access_log: bool = Field(default=False, description="uvicorn access log")
     bench_endpoints: bool = Field(default=False, description="register /mutate-baseline (benchmarks only)")
+
+    # Hostile and heavy clients
+    client_ca_file: Path | None = Field(
+        default=None,
+        description="CA (PEM) that must have signed the apiserver's client certificate (empty: none asked)",
+    )
+    client_allowed_names: tuple[str, ...] = Field(
+        default=(),
+        description="comma-separated client certificate CN/DNS SAN allowed (empty: any the CA signed)",
+    )
+    decision_cache_bytes: int = Field(
+        default=32 * 1024 * 1024, ge=0, description="approximate bytes of cached decisions (0: no cache)"
+    )
+    max_header_bytes: int = Field(
+        default=64 * 1024, ge=4096, description="larger request lines plus headers get HTTP 431"
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="a connection must send a request's headers within this"
+    )
+    body_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="a request's body must arrive within this (HTTP 408)"
+    )
+    keep_alive_timeout_seconds: int = Field(
+        default=30, ge=1, description="an idle keep-alive connection is closed after this"
+    )
+    offload_body_bytes: int = Field(
+        default=256 * 1024, ge=0, description="reviews larger than this are decoded and decided in a thread"
+    )
+    offload_concurrency: int = Field(
+        default=1, ge=1, description="large reviews decided at once (others wait, small ones do not)"
+    )
+
+    @field_validator("client_allowed_names", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("client_ca_file", mode="before")
+    @classmethod
+    def _empty(cls, value: object) -> object:
+        return empty_is_none(value)
 
     @property
     def excluded_namespace_set(self) -> frozenset[str]:

@@ -3,11 +3,13 @@
 Series are keyed by (metric, labels). Samples older than `retention_seconds` before the newest append
 are dropped. With a `path`, every append is also written as one JSON line to that journal, so a
 restart replays it and nothing scraped is lost; the journal is rewritten (atomically) once it holds
-more dropped samples than live ones. A torn last line (a crash mid-write) is ignored on replay.
+more dropped samples than live ones. A torn last line (a crash mid-write) is ignored on replay; the
+temporary file of a rewrite killed midway (`<journal>.tmp`, not locked by a writer) is removed at start.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ import numpy as np
 import orjson
 
 from recommender.model import FloatArray, SourceError
+from recommender.tempfiles import hold_lock, remove_stale_temp_files
 
 Labels = tuple[tuple[str, str], ...]
 SeriesKey = tuple[str, Labels]
@@ -48,6 +51,8 @@ class SeriesStore:
         self._newest = float("-inf")
         self._dead = 0
         self.skipped_lines = 0
+        if self.path is not None:
+            remove_stale_temp_files(self.path.parent, glob.escape(self._tmp_path(self.path).name))
         if self.path is not None and self.path.exists():
             self._replay(self.path)
 
@@ -108,9 +113,10 @@ class SeriesStore:
             lbl = dict(labels)
             for t, v in zip(s.ts[s.start :], s.values[s.start :], strict=True):
                 by_time.setdefault(t, []).append((metric, lbl, v))
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp = self._tmp_path(self.path)
         try:
             with tmp.open("wb") as fh:
+                hold_lock(fh.fileno())
                 for t in sorted(by_time):
                     fh.write(orjson.dumps({"t": t, "s": by_time[t]}) + b"\n")
                 fh.flush()
@@ -119,6 +125,11 @@ class SeriesStore:
         except OSError as exc:
             raise SourceError(f"{self.path}: cannot rewrite the scrape journal: {exc}") from None
         self._dead = 0
+
+    @staticmethod
+    def _tmp_path(journal: Path) -> Path:
+        """Where compact() writes the new journal before renaming it over the old one."""
+        return journal.with_name(journal.name + ".tmp")
 
     def _replay(self, path: Path) -> None:
         try:

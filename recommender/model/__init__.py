@@ -20,7 +20,11 @@ ActivitySignal = Literal["SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"]
 
 @dataclass(frozen=True)
 class Quantiles:
-    """Summary of a sample distribution (same unit as the samples)."""
+    """Summary of a sample distribution (same unit as the samples).
+
+    second_max and min are optional (None: not computed): the next-highest sample and the lowest one, which
+    let sizing tell an isolated spike (max far above second_max) or negative samples from real usage.
+    """
 
     p50: float
     p90: float
@@ -28,6 +32,8 @@ class Quantiles:
     p99: float
     max: float
     mean: float
+    second_max: float | None = None
+    min: float | None = None
 
     @staticmethod
     def of(values: FloatArray) -> Quantiles:
@@ -53,6 +59,18 @@ class TimeSeries:
         return int(self.values.size)
 
 
+SampleRule = Literal["negative", "non-finite", "above-allocatable"]
+
+
+@dataclass(frozen=True)
+class RejectedSamples:
+    """Samples of one resource left out of a container's Quantiles by one rule (counted, never silent)."""
+
+    resource: Literal["cpu", "memory"]
+    rule: SampleRule
+    count: int
+
+
 @dataclass(frozen=True)
 class ContainerUsage:
     """One container of one workload, aggregated across its pods (deployer/hook pods already excluded).
@@ -74,6 +92,7 @@ class ContainerUsage:
     current_requests: Mapping[str, float] = field(default_factory=dict)
     current_limits: Mapping[str, float] = field(default_factory=dict)
     init_container: bool = False
+    rejected: tuple[RejectedSamples, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +140,7 @@ class NodeInfo:
     gpu_memory_mib: float | None = None
     region: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, float] = field(default_factory=dict)  # cpu cores, memory bytes, GPUs
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -109,8 +110,8 @@ def _pooled(arrays: list[FloatArray]) -> FloatArray:
 
 
 def _median_of(values: FloatArray) -> float:
-    finite = _finite(values)
-    return float(finite[0]) if finite.size == 1 else float(np.median(finite))
+    """Median of the finite values (one per pod: few, so in Python rather than numpy's per-call cost)."""
+    return float(statistics.median(_finite(values).tolist()))
 
 
 def _finite(a: FloatArray) -> FloatArray:
@@ -250,10 +251,8 @@ def _containers(
 
 def _hourly_means(s: ContainerSamples, start: float, step: float, n: int) -> tuple[FloatArray, FloatArray]:
     """Mean cpu and memory of one series within each demand step (NaN where it has no sample)."""
-    return (
-        bucket_mean(s.timestamps, s.cpu_cores, start, step, n),
-        bucket_mean(s.timestamps, s.memory_bytes, start, step, n),
-    )
+    cpu, mem = bucket_mean(s.timestamps, np.stack([s.cpu_cores, s.memory_bytes]), start, step, n)
+    return cpu, mem
 
 
 def _demand(

@@ -66,13 +66,18 @@ def bucket_max(timestamps: FloatArray, values: FloatArray, start: float, step: f
 
 
 def bucket_mean(timestamps: FloatArray, values: FloatArray, start: float, step: float, n: int) -> FloatArray:
-    """Mean of the finite values within each of n bins from start; NaN for empty bins."""
-    out = np.full(n, np.nan)
-    if n <= 0:
-        return out
-    idx = bucket_index(timestamps, start, step)
-    ok = np.isfinite(values) & (idx >= 0) & (idx < n)
-    counts = np.bincount(idx[ok], minlength=n)
-    sums = np.bincount(idx[ok], weights=values[ok], minlength=n)
-    np.divide(sums, counts, out=out, where=counts > 0)
-    return out
+    """Mean of the finite values within each of n bins from start; NaN for empty bins.
+
+    values may hold several rows over the same timestamps (shape (rows, len(timestamps))): one row of
+    means each, the bins computed once."""
+    rows = values if values.ndim == 2 else values[None, :]
+    out = np.full((rows.shape[0], max(n, 0)), np.nan)
+    if n > 0:
+        idx = bucket_index(timestamps, start, step)
+        inside = (idx >= 0) & (idx < n)
+        for row, values_row in zip(out, rows, strict=True):
+            ok = inside & np.isfinite(values_row)
+            counts = np.bincount(idx[ok], minlength=n)
+            sums = np.bincount(idx[ok], weights=values_row[ok], minlength=n)
+            np.divide(sums, counts, out=row, where=counts > 0)
+    return out if values.ndim == 2 else out[0]

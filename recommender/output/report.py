@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,13 +31,14 @@ from podsizer.podspec import CurrentResources, Field, quantity
 from podsizer.policy import PlanPolicy
 from podsizer.resources import CPU, GPU, MEMORY
 from recommender.model import UsageSnapshot
+from recommender.output.costbasis import cost_basis, summary
 
 if TYPE_CHECKING:
-    from recommender.sizing.cost import CostReport
+    from recommender.sizing.cost import CostReport, PriceTable
     from recommender.sizing.waste import WasteFinding
 
-OutputFormat = Literal["table", "json", "yaml", "csv"]
-FORMATS: tuple[OutputFormat, ...] = ("table", "json", "yaml", "csv")
+OutputFormat = Literal["table", "json", "yaml", "csv", "html", "markdown"]
+FORMATS: tuple[OutputFormat, ...] = ("table", "json", "yaml", "csv", "html", "markdown")
 UNKNOWN_CURRENT = "current-unknown"  # the source does not know the workload's containers
 
 
@@ -76,6 +78,8 @@ class Report:
     current: Mapping[WorkloadRef, tuple[CurrentResources, ...]] = field(default_factory=dict)
     policy: PlanPolicy = field(default_factory=PlanPolicy)
     meta: Mapping[WorkloadRef, Meta] = field(default_factory=dict)
+    prices: PriceTable | None = None  # the price table the run's costs came from (names the basis)
+    price_file: str | None = None  # the user's override price file, when one was given
 
     @staticmethod
     def of(
@@ -83,8 +87,11 @@ class Report:
         snapshot: UsageSnapshot | None,
         policy: PlanPolicy,
         meta: Mapping[WorkloadRef, Meta] | None = None,
+        prices: PriceTable | None = None,
+        price_file: str | None = None,
     ) -> Report:
-        """From a sizing run, the snapshot it came from (current requests/limits) and the plan policy."""
+        """From a sizing run, the snapshot it came from (current requests/limits) and the plan policy;
+        `prices` and `price_file` name the basis of the run's prices."""
         findings = run if isinstance(run, Findings) else None
         return Report(
             recommendations=tuple(run.recommendations),
@@ -94,6 +101,8 @@ class Report:
             current=current_resources(snapshot) if snapshot is not None else {},
             policy=policy,
             meta=dict(meta or {}),
+            prices=prices,
+            price_file=price_file,
         )
 
     def plan(self, rec: Recommendation) -> WorkloadPlan | None:
@@ -114,10 +123,23 @@ def current_resources(snapshot: UsageSnapshot) -> dict[WorkloadRef, tuple[Curren
     return {w: tuple(cs) for w, cs in out.items()}
 
 
-def render(report: Report, fmt: OutputFormat = "table", width: int | None = None) -> str:
-    """The report in `fmt`; `width` (table only) is the terminal width to fit the reason column in."""
+def render(report: Report, fmt: OutputFormat = "table", width: int | None = None, wide: bool = False) -> str:
+    """The report in `fmt`. The table is the compact one fitted to `width` (80 when None); `wide` gives
+    every column, the reason fitted to `width`."""
+    if fmt == "table" and not wide:
+        from recommender.output.compact import render_compact
+
+        return render_compact(report, width)
     if fmt == "table":
         return render_table(report, width)
+    if fmt == "html":
+        from recommender.output.html import render_html
+
+        return render_html(report)
+    if fmt == "markdown":
+        from recommender.output.markdown import render_markdown
+
+        return render_markdown(report)
     if fmt == "json":
         return orjson.dumps(document(report), option=orjson.OPT_INDENT_2).decode() + "\n"
     if fmt == "yaml":
@@ -131,21 +153,26 @@ def _rfc3339(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _sorted(recs: Iterable[Recommendation]) -> list[Recommendation]:
+def sorted_recommendations(recs: Iterable[Recommendation]) -> list[Recommendation]:
     return sorted(recs, key=lambda r: (r.namespace, r.target.kind, r.target.name))
+
+
+def plan_record(report: Report, rec: Recommendation) -> dict[str, object]:
+    """The `plan` key of an item: the pod plan's record, or the skip when the containers are unknown."""
+    plan = report.plan(rec)
+    return plan.record() if plan is not None else {"skip": UNKNOWN_CURRENT}
 
 
 def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
     """A store item plus `plan`: what the webhook writes for the workload's pod (store readers ignore it)."""
     item = recommendation_to_resource(rec)
-    plan = report.plan(rec)
-    item["plan"] = plan.record() if plan is not None else {"skip": UNKNOWN_CURRENT}
+    item["plan"] = plan_record(report, rec)
     return item
 
 
 def document(report: Report) -> dict[str, Any]:
     """The RecommendationList (store format) with each item's `plan`, plus skipped, waste and cost."""
-    doc = list_document([_item(report, r) for r in _sorted(report.recommendations)])
+    doc = list_document([_item(report, r) for r in sorted_recommendations(report.recommendations)])
     doc["skipped"] = [{"subject": s.subject, "reason": s.reason} for s in report.skipped]
     if report.waste:
         doc["waste"] = [
@@ -264,14 +291,38 @@ def _columns(rows: Sequence[Sequence[str]], last_width: int | None = None) -> li
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
 
 
-REASON_WIDTH = 60
+REASON_MIN_WIDTH = 40
+
+
+def _reason_wrapped(rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
+    """The columns with the whole reason: on one line when `width` is None (a pipe), else wrapped
+    within what the terminal leaves for it; when that is under REASON_MIN_WIDTH, on lines of its own
+    under the row, indented."""
+    if width is None:
+        return _columns(rows)
+    fixed = sum(max(len(r[i]) for r in rows) + 2 for i in range(len(rows[0]) - 1))
+    below = width - fixed < REASON_MIN_WIDTH
+    lines = _columns([[*r[:-1], ""] for r in rows])
+    out: list[str] = []
+    for i, (line, r) in enumerate(zip(lines, rows, strict=True)):
+        reason = " ".join(r[-1].split())
+        if below:  # the header row names no REASON column then
+            out.append(line)
+            out += (
+                textwrap.wrap(reason, width - 4, initial_indent="    ", subsequent_indent="    ") if i else []
+            )
+            continue
+        parts = textwrap.wrap(reason, width - fixed, break_on_hyphens=False) or [""]
+        out.append(line.ljust(fixed) + parts[0])
+        out += [" " * fixed + part for part in parts[1:]]
+    return out
 
 
 def render_table(report: Report, width: int | None = None) -> str:
     header = ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "CPU LIMIT", "MEMORY REQUEST"]
     header += ["MEMORY LIMIT", "GPU", "MODE", "SIZING", "CONFIDENCE", "REASON"]
     rows: list[list[str]] = [header]
-    for rec in _sorted(report.recommendations):
+    for rec in sorted_recommendations(report.recommendations):
         plan = report.plan(rec)
         for c in rec.containers:
             conf = f"{c.confidence:.2f}" + (" low" if c.low_confidence else "")
@@ -291,13 +342,9 @@ def render_table(report: Report, width: int | None = None) -> str:
                     c.reason or rec.reason,
                 ]
             )
-    reason_width = REASON_WIDTH
-    if width is not None and len(rows) > 1:
-        fixed = sum(max(len(r[i]) for r in rows) + 2 for i in range(len(header) - 1))
-        reason_width = max(20, width - fixed)
     out: list[str] = []
     if len(rows) > 1:
-        out += _columns(rows, reason_width)
+        out += _reason_wrapped(rows, width)
     else:
         out.append("No recommendations.")
     total_containers = len(rows) - 1
@@ -346,6 +393,8 @@ def render_table(report: Report, width: int | None = None) -> str:
             ]
         )
         out += ["  " + line for line in _columns(cost_rows)]
+    if (costs is not None and costs.items) or report.price_file:
+        out += ["", *summary(cost_basis(costs, report.prices, report.price_file), report.price_file)]
     return "\n".join(out) + "\n"
 
 
@@ -408,7 +457,7 @@ def render_csv(report: Report) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for rec in _sorted(report.recommendations):
+    for rec in sorted_recommendations(report.recommendations):
         g = rec.gpu
         plan = report.plan(rec)
         for c in rec.containers:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from podsizer.api.resource import ContainerPolicy
+from podsizer.plausibility import Ceilings
 from recommender.model import Autoscaler, ContainerUsage
 from recommender.sizing.estimators import Estimate, Resource, fmt
 from recommender.sizing.policy import SizingPolicy
@@ -52,6 +53,7 @@ def size_autopilot(
     autoscaler: Autoscaler,
     policy: SizingPolicy,
     bounds: Sequence[ContainerPolicy] = (),
+    ceilings: Ceilings | None = None,
 ) -> ContainerSizing:
     """Targeted resources: per-replica steady state / target (memory never below the per-replica
     peak), floors and bounds; resources the autoscaler does not target are sized statically.
@@ -84,4 +86,5 @@ def size_autopilot(
             value = floor
             steps.append(f"raised to floor {fmt(resource, floor)}")
         estimates[resource] = Estimate(value, tuple(steps))
-    return finish(usage, estimates, policy, bounds, prefix=f"autopilot ({label(autoscaler)})")
+    prefix = f"autopilot ({label(autoscaler)})"
+    return finish(usage, estimates, policy, bounds, prefix=prefix, ceilings=ceilings)

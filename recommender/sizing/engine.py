@@ -8,12 +8,13 @@ sizing raises is skipped with the error text; the run goes on.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.quantity import MIB, format_count
+from podsizer.api.quantity import INT64_MAX, MIB, format_count
 from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
@@ -22,9 +23,11 @@ from podsizer.api.resource import (
     Recommendation,
     SizingMode,
     Window,
+    recommendation_to_resource,
 )
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
+from podsizer.plausibility import Ceilings
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
@@ -32,6 +35,7 @@ from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.forecast import forecast_demand
 from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
 from recommender.sizing.policy import SizingPolicy
+from recommender.sizing.robust import robust_usage
 from recommender.sizing.static import ContainerSizing, size_static
 from recommender.sizing.waste import WasteFinding, find_idle
 
@@ -133,10 +137,55 @@ def _size_container(
     autoscaler: Autoscaler | None,
     policy: SizingPolicy,
     bounds: Sequence[ContainerPolicy],
+    ceilings: Ceilings,
 ) -> ContainerSizing:
+    """Sized from the robust usage (recommender.sizing.robust); what it ignored ends the reason."""
+    robust = robust_usage(usage, ceilings)
     if autoscaler is not None and is_autopilot(autoscaler) and not usage.init_container:
-        return size_autopilot(usage, autoscaler, policy, bounds)
-    return size_static(usage, policy, bounds)
+        sized = size_autopilot(robust.usage, autoscaler, policy, bounds, ceilings)
+    else:
+        sized = size_static(robust.usage, policy, bounds, ceilings)
+    if not robust.notes:
+        return sized
+    return replace(sized, reason="; ".join((sized.reason, *robust.notes)))
+
+
+def run_ceilings(snapshot: UsageSnapshot, policy: SizingPolicy) -> Ceilings:
+    """The largest node's allocatable where the source reports it, else the configured ceilings."""
+    return policy.ceilings().from_nodes(n.allocatable for n in snapshot.nodes)
+
+
+def _gpu_count(resource: str, count: int, ceilings: Ceilings) -> tuple[int, str]:
+    """A GPU count within the ceiling (MIG slices have none), and why it was lowered."""
+    ceiling = ceilings.of(resource)
+    if ceiling is None or count <= ceiling:
+        return count, ""
+    top = max(1, math.floor(ceiling))
+    return top, f"{resource} {count} capped at {ceilings.where} {top}"
+
+
+def _plausible_gpu(rec: GpuRecommendation) -> GpuRecommendation:
+    """Summary values within what the contract holds: activity in [0, 1], framebuffer bytes int64-safe."""
+    fb = rec.fb_used_max_bytes
+    act = rec.sm_active_p95
+    return replace(
+        rec,
+        sm_active_p95=min(1.0, max(0.0, act)) if math.isfinite(act) else 0.0,
+        fb_used_max_bytes=min(max(0, fb), INT64_MAX),
+    )
+
+
+def _plausible_forecast(forecast: Forecast, ceilings: Ceilings, replicas: int) -> str:
+    """Why the forecast is left out ("" when it is kept): each peak must be finite, non-negative and at most
+    the ceiling times the containers' pods (the workload's total cannot be more), which is int64-safe."""
+    for name, value, ceiling in (
+        ("cpu", forecast.cpu_cores_peak, ceilings.cpu_cores),
+        ("memory", forecast.memory_bytes_peak, ceilings.memory_bytes),
+    ):
+        top = min(ceiling * max(1, replicas), INT64_MAX / 1000 if name == "cpu" else float(INT64_MAX))
+        if not (math.isfinite(value) and 0 <= value <= top):
+            return f"implausible {name} demand peak {value:.3g} (at most {top:.3g} from {ceilings.where})"
+    return ""
 
 
 def recommend_workload(
@@ -146,20 +195,23 @@ def recommend_workload(
     prices: PriceTable,
     now: datetime,
     bounds: Sequence[ContainerPolicy] = (),
+    ceilings: Ceilings | None = None,
 ) -> WorkloadResult:
+    top = ceilings or run_ceilings(snapshot, policy)
     containers = [c for c in snapshot.containers if c.workload == workload]
     gpus = [g for g in snapshot.gpus if g.workload == workload]
     autoscaler = next((a for a in snapshot.autoscalers if a.workload == workload), None)
     nodes = {n.name: n for n in snapshot.nodes}
     mode: SizingMode = "autopilot" if is_autopilot(autoscaler) else "static"
 
-    sized = {c.container: _size_container(c, autoscaler, policy, bounds) for c in containers}
+    sized = {c.container: _size_container(c, autoscaler, policy, bounds, top) for c in containers}
     gpu_rec: GpuRecommendation | None = None
     waste: list[WasteFinding] = []
     costs: list[CostItem] = []
     gpu_sizing: dict[str, GpuSizing] = {}
     if gpus:
         gpu_sizing, gpu_rec, waste, costs = _gpu_part(gpus, policy, prices, nodes)
+        gpu_rec = _plausible_gpu(gpu_rec)
 
     out: list[ContainerRecommendation] = []
     for name in sorted(set(sized) | set(gpu_sizing)):
@@ -171,9 +223,9 @@ def recommend_workload(
             reasons.append(g.reason)
             if g.resource is not None:
                 count, note = clip_count(g.resource, g.count, policy_for(name, bounds))
+                count, capped = _gpu_count(g.resource, count, top)
                 requests[g.resource] = limits[g.resource] = format_count(count)
-                if note:
-                    reasons.append(note)
+                reasons.extend(n for n in (note, capped) if n)
         if s is not None:
             confidence, low = s.confidence, s.low_confidence
         else:
@@ -200,6 +252,10 @@ def recommend_workload(
             forecast = forecast_demand(demand, policy.forecast_horizon_days)
         except ValueError as exc:  # a forecast is extra information; sizing stands without it
             forecast_note = f"; forecast unavailable: {exc}"
+        pods = sum(c.pods for c in containers)
+        implausible = _plausible_forecast(forecast, top, pods) if forecast is not None else ""
+        if implausible:
+            forecast, forecast_note = None, f"; forecast unavailable: {implausible}"
 
     if autoscaler is not None and mode == "autopilot":
         reason = f"autopilot: {label(autoscaler)}"
@@ -235,13 +291,17 @@ def recommend(
 ) -> RecommendationRun:
     """Size every workload of the snapshot; a failing workload becomes a Skipped entry."""
     bounds = bounds or {}
+    ceilings = run_ceilings(snapshot, policy)
     recs: list[Recommendation] = []
     skipped: list[Skipped] = list(snapshot.skipped)
     waste: list[WasteFinding] = []
     costs: list[CostItem] = []
     for workload in snapshot.workloads():
         try:
-            result = recommend_workload(workload, snapshot, policy, prices, now, bounds.get(workload, ()))
+            result = recommend_workload(
+                workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings
+            )
+            recommendation_to_resource(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run
             skipped.append(Skipped(str(workload), f"sizing failed: {type(exc).__name__}: {exc}"))
             continue

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 
 from podsizer.api.resource import ContainerPolicy
 from podsizer.bounds import clip, policy_for
+from podsizer.plausibility import Ceilings, round_down
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
 from recommender.sizing.estimators import (
@@ -80,8 +82,11 @@ def finish(
     policy: SizingPolicy,
     bounds: Sequence[ContainerPolicy],
     prefix: str = "",
+    ceilings: Ceilings | None = None,
 ) -> ContainerSizing:
-    """Apply bounds, rounding and limits to per-resource estimates and write the reason."""
+    """Apply bounds, rounding, the ceilings (hard: they win over bounds) and limits to per-resource
+    estimates and write the reason."""
+    top = ceilings or policy.ceilings()
     user = policy_for(usage.container, bounds)
     requests: dict[str, float] = {}
     parts: list[str] = []
@@ -93,15 +98,19 @@ def finish(
                 "(usage data has NaN/inf or negative values)"
             )
         clipped = clip(resource, e.value, user, usage.container)
-        requests[resource] = round_resource(resource, clipped.value)
+        requests[resource], capped = _capped(resource, round_resource(resource, clipped.value), top)
         parts.append(f"{resource}: {join_steps(e.steps) or fmt(resource, e.value)}")
         if clipped.note:
             notes.append(clipped.note)
+        if capped:
+            notes.append(capped)
     limits: dict[str, float] = {}
     if "memory" in requests:
-        limits["memory"] = round_resource("memory", requests["memory"] * policy.memory_limit_factor)
+        limit = round_resource("memory", requests["memory"] * policy.memory_limit_factor)
+        limits["memory"] = _capped("memory", limit, top)[0]
     if "cpu" in requests and policy.cpu_limit_factor is not None:
-        limits["cpu"] = round_resource("cpu", requests["cpu"] * policy.cpu_limit_factor)
+        limit = round_resource("cpu", requests["cpu"] * policy.cpu_limit_factor)
+        limits["cpu"] = _capped("cpu", limit, top)[0]
     value = conf.confidence(usage, policy)
     low = conf.is_low(value, policy)
     reason = "; ".join([p for p in [prefix] if p] + parts + notes)
@@ -110,8 +119,20 @@ def finish(
     return ContainerSizing(usage.container, requests, limits, reason, value, low, tuple(notes))
 
 
+def _capped(resource: Resource, value: float, ceilings: Ceilings) -> tuple[float, str]:
+    """`value` at most the resource's ceiling (rounded down to whole millicores / MiB), and why."""
+    ceiling = ceilings.of(resource)
+    if ceiling is None or value <= ceiling:
+        return value, ""
+    top = float(round_down(resource, Decimal(repr(ceiling))))
+    return top, f"{resource} {fmt(resource, value)} capped at {ceilings.where} {fmt(resource, top)}"
+
+
 def size_static(
-    usage: ContainerUsage, policy: SizingPolicy, bounds: Sequence[ContainerPolicy] = ()
+    usage: ContainerUsage,
+    policy: SizingPolicy,
+    bounds: Sequence[ContainerPolicy] = (),
+    ceilings: Ceilings | None = None,
 ) -> ContainerSizing:
     """CPU request from P99 + margin; memory request from P99 + margin, never below the peak, bumped
     after an OOM kill; memory limit = request x memory_limit_factor; no CPU limit unless
@@ -121,4 +142,4 @@ def size_static(
         "cpu": cpu_estimator(policy).explain(usage),
         "memory": memory_estimator(policy).explain(usage),
     }
-    return finish(usage, estimates, policy, bounds)
+    return finish(usage, estimates, policy, bounds, ceilings=ceilings)

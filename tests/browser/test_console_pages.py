@@ -1,5 +1,6 @@
-"""The console in a real browser: the numbers each page shows match the JSON API, pod links lead to
-rendered SVG charts, nothing loads from outside the console, and every page gets a screenshot."""
+"""The console in a real browser: the numbers each page shows match the JSON API, sorting and filtering by
+clicking, workload and pod links lead to rendered SVG charts, nothing loads from outside the console, and
+every page gets a screenshot."""
 
 from __future__ import annotations
 
@@ -116,16 +117,105 @@ def test_overview_shows_the_api_numbers(
 
     kinds = {c.text for c in browser.find_elements(By.CSS_SELECTOR, '#workloads [data-field="kind"]')}
     assert "DeploymentConfig" in kinds
-    pod_links = [
-        a.get_attribute("textContent") or ""
-        for a in browser.find_elements(By.CSS_SELECTOR, "#workloads a.pod-link")
-    ]
-    assert len(pod_links) == sum(len(w["pods"]) for w in body["workloads"])
-    assert pod_links and not [p for p in pod_links if p.endswith("-deploy") or "-hook-" in p]
+    links = browser.find_elements(By.CSS_SELECTOR, "#workloads a.workload-link")
+    assert len(links) == len(body["workloads"]) == totals["workloads"]
+    for w in body["workloads"]:
+        ref = w["workload"]
+        first = browser.find_element(
+            By.CSS_SELECTOR, f'#workloads tr[data-workload="{ref["namespace"]}/{ref["kind"]}/{ref["name"]}"]'
+        )
+        assert cell(first, "replicas") == str(w["replicas"])
+        assert_shows(cell(first, "hourly_savings"), w["hourly_savings"], ref["name"] + " $/h")
+        assert cell(first, "reason").startswith(w["containers"][0]["reason"][:20])  # shown, not a tooltip
+    search = next(w for w in body["workloads"] if w["workload"]["name"] == "search")
+    assert search["replicas"] < len(search["pods"]), "savings count current replicas, not every pod seen"
     skipped = browser.find_element(By.ID, "skipped").text
     assert "billing-7-deploy" in skipped and "billing-7-hook-pre" in skipped
     assert_same_origin_only(browser, base_url)
     screenshot(browser, artifacts / "overview.png")
+    browser.set_window_size(1400, 1000)
+    browser.get(base_url + "/")
+    width = int(browser.execute_script("return document.documentElement.scrollWidth"))
+    assert width <= 1400, f"overview is {width} px wide at a 1400 px window"
+    browser.save_screenshot(str(artifacts / "overview-1400.png"))
+    browser.set_window_size(1600, 1200)
+
+
+def _page_names(browser: WebDriver) -> list[str]:
+    return [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#workloads a.workload-link")]
+
+
+def _api_names(api: httpx.Client, **params: object) -> list[str]:
+    return [w["workload"]["name"] for w in api.get("/api/overview", params=params).json()["workloads"]]
+
+
+def test_sorting_by_clicking_a_column_orders_rows_as_the_api_does(
+    browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
+) -> None:
+    browser.get(base_url + "/")
+    browser.find_element(By.CSS_SELECTOR, 'th a[data-sort="savings"]').click()
+    WebDriverWait(browser, 10).until(lambda d: "sort=savings" in d.current_url)
+    assert "order=desc" in browser.current_url  # savings sorts largest first on the first click
+    names = _page_names(browser)
+    assert names == _api_names(api, sort="savings", order="desc") and len(names) >= 10
+    browser.find_element(By.CSS_SELECTOR, 'th a[data-sort="savings"]').click()
+    WebDriverWait(browser, 10).until(lambda d: "order=desc" not in d.current_url)
+    assert "sort=savings" in browser.current_url
+    assert _page_names(browser) == _api_names(api, sort="savings", order="asc")
+    screenshot(browser, artifacts / "overview-sorted.png")
+
+
+def test_filtering_by_namespace_and_search_shows_only_matching_workloads(
+    browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(base_url + "/")
+    Select(browser.find_element(By.CSS_SELECTOR, '#filters select[name="namespace"]')).select_by_value("ml")
+    browser.find_element(By.ID, "apply").click()
+    WebDriverWait(browser, 10).until(lambda d: "namespace=ml" in d.current_url)
+    names = _page_names(browser)
+    assert names == _api_names(api, namespace="ml") and len(names) >= 3
+    spaces = {c.text for c in browser.find_elements(By.CSS_SELECTOR, '#workloads [data-field="namespace"]')}
+    assert spaces == {"ml"}
+    box = browser.find_element(By.CSS_SELECTOR, '#filters input[name="q"]')
+    box.send_keys("LLM")
+    browser.find_element(By.ID, "apply").click()
+    WebDriverWait(browser, 10).until(lambda d: "q=LLM" in d.current_url)
+    assert _page_names(browser) == ["llm-pretrain"]
+    assert browser.find_element(By.ID, "matching").text.startswith("1 of ")
+    screenshot(browser, artifacts / "overview-filtered.png")
+
+
+def test_workload_page_shows_the_api_numbers_and_every_pod(
+    browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
+) -> None:
+    browser.get(base_url + "/?q=search")
+    browser.find_element(By.CSS_SELECTOR, "#workloads a.workload-link").click()
+    WebDriverWait(browser, 10).until(lambda d: "/workloads/shop/Deployment/search" in d.current_url)
+    body = api.get("/api/workloads/shop/Deployment/search").json()
+    w = body["workload"]
+    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="replicas"]').text == str(w["replicas"])
+    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="reason"]').text == w["reason"]
+    assert_shows(
+        browser.find_element(By.CSS_SELECTOR, '#facts [data-field="hourly_savings"]').text,
+        w["hourly_savings"],
+        "workload $/h",
+    )
+    for c in w["containers"]:
+        row = browser.find_element(By.CSS_SELECTOR, f'#containers tr[data-container="{c["name"]}"]')
+        assert_shows(cell(row, "cpu_planned"), c["planned_requests"].get("cpu"), "cpu new")
+        assert_shows(cell(row, "memory_planned"), c["planned_requests"].get("memory"), "memory new")
+        assert cell(row, "reason") == c["reason"]
+    changes = browser.find_elements(By.CSS_SELECTOR, "#changes tbody tr")
+    assert len(changes) == sum(len(c["changes"]) for c in w["containers"]) > 0
+    pods = browser.find_elements(By.CSS_SELECTOR, "#pods a.pod-link")
+    assert len(pods) == len(body["pods"]) == len(w["pods"]) > w["replicas"]
+    keys = _charts_match_api(browser, api, "/workloads/shop/Deployment/search")
+    assert {"cpu", "memory"} <= set(keys)
+    assert browser.find_element(By.ID, "forecast").text
+    assert_same_origin_only(browser, base_url)
+    screenshot(browser, artifacts / "workload-search.png")
 
 
 def test_gpu_page_shows_the_api_numbers(
@@ -139,6 +229,11 @@ def test_gpu_page_shows_the_api_numbers(
         assert cell(row, "gpu_count") == str(n["gpu_count"])
         assert cell(row, "allocated_gpus") == str(n["allocated_gpus"])
         assert cell(row, "mig_layout") == n["mig_layout"]
+    assert body["unallocated_gpus"] >= 3
+    total = browser.find_element(By.CSS_SELECTOR, '[data-total="unallocated_hourly_cost"]').text
+    assert_shows(total, body["unallocated_hourly_cost"], "unallocated GPU cost")
+    for el in browser.find_elements(By.CSS_SELECTOR, "td.waste"):
+        assert el.text != "$0.000/h", "zero waste is not highlighted"
     assert len(body["pods"]) >= 3
     for p in body["pods"]:
         row = browser.find_element(
@@ -164,6 +259,11 @@ def test_gpu_page_shows_the_api_numbers(
         assert_shows(cell(row, "hourly"), line["hourly"], line["subject"] + " cost")
     assert_same_origin_only(browser, base_url)
     screenshot(browser, artifacts / "gpu.png")
+    browser.set_window_size(1400, 1000)
+    browser.get(base_url + "/gpu")
+    width = int(browser.execute_script("return document.documentElement.scrollWidth"))
+    assert width <= 1400, f"GPU page is {width} px wide at a 1400 px window"
+    browser.set_window_size(1600, 1200)
 
 
 def _charts_match_api(browser: WebDriver, api: httpx.Client, path: str) -> list[str]:
@@ -191,10 +291,11 @@ def test_overview_pod_link_opens_a_drill_down_with_charts(
     browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
 ) -> None:
     browser.get(base_url + "/")
-    link = browser.find_element(
-        By.CSS_SELECTOR, '#workloads tr[data-workload^="shop/Deployment/storefront"] a.pod-link'
-    )
-    link.click()
+    browser.find_element(
+        By.CSS_SELECTOR, '#workloads tr[data-workload^="shop/Deployment/storefront"] a.workload-link'
+    ).click()
+    WebDriverWait(browser, 10).until(lambda d: "/workloads/shop/" in d.current_url)
+    browser.find_element(By.CSS_SELECTOR, "#pods a.pod-link").click()
     WebDriverWait(browser, 10).until(lambda d: "/pods/shop/" in d.current_url)
     path = browser.current_url.removeprefix(base_url)
     keys = _charts_match_api(browser, api, path)
@@ -234,3 +335,7 @@ def test_unknown_pod_page_says_so(browser: WebDriver, base_url: str, artifacts: 
     text = browser.find_element(By.ID, "error").text
     assert "not a pod of any workload" in text and "OpenShift deployer or hook pod" in text
     screenshot(browser, artifacts / "not-found.png")
+    browser.get(base_url + "/no/such/page")
+    assert browser.title.startswith("Not found")
+    assert "/no/such/page" in browser.find_element(By.ID, "error").text
+    screenshot(browser, artifacts / "not-found-page.png")

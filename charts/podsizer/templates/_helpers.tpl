@@ -55,6 +55,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-tls" (include "podsizer.webhook.fullname" .)) .Values.certs.secretName }}
 {{- end }}
 
+{{- define "podsizer.webhook.caSecretName" -}}
+{{- printf "%s-ca" (include "podsizer.webhook.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.certRenewer.fullname" -}}
+{{- printf "%s-cert-renewer" (include "podsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{- define "podsizer.image" -}}
 {{- if .Values.image.digest -}}
 {{ .Values.image.repository }}@{{ .Values.image.digest }}
@@ -104,4 +112,20 @@ The pod plan's policy: the same variables for the webhook (what it writes) and t
   value: {{ .Values.gpu.resizeDefault | quote }}
 - name: PODSIZER_ALLOW_MIG_SWAP
   value: {{ .Values.gpu.allowMigSwap | quote }}
+- name: PODSIZER_MAX_CPU_CORES
+  value: {{ .Values.plan.maxCpuCores | quote }}
+- name: PODSIZER_MAX_MEMORY_BYTES
+  value: {{ .Values.plan.maxMemoryBytes | quote }}
+- name: PODSIZER_MAX_GPUS
+  value: {{ .Values.plan.maxGpus | quote }}
+- name: PODSIZER_MAX_CHANGE_FACTOR
+  value: {{ .Values.plan.maxChangeFactor | quote }}
+{{- end }}
+
+{{- define "podsizer.console.fullname" -}}
+{{- printf "%s-console" (include "podsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.console.serviceAccountName" -}}
+{{- default (include "podsizer.console.fullname" .) .Values.serviceAccount.console.name }}
 {{- end }}

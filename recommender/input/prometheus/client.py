@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -12,10 +15,15 @@ import httpx
 import numpy as np
 import orjson
 
+from podsizer.settings.loader import where
 from recommender.model import FloatArray, SourceError
 
 # Prometheus refuses range queries that would return more than this many points per series.
 MAX_POINTS_PER_SERIES = 11_000
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# An answer over the byte cap is asked again over halves of its time range, down to this many pieces.
+MAX_SPLIT_PARTS = 16
+NON_FINITE = "non-finite"
 
 Labels = dict[str, str]
 InstantResult = list[tuple[Labels, float]]
@@ -38,9 +46,49 @@ def step_for(start: datetime | float, end: datetime | float, min_step: float) ->
     return float(max(math.ceil(min_step), needed))
 
 
-def _value(raw: str) -> float:
-    v = float(raw)
-    return v if math.isfinite(v) else math.nan
+class AnswerTooLarge(SourceError):
+    """An answer larger than max_response_bytes (read no further); the message names the setting."""
+
+
+class SampleRejections:
+    """Samples left out of Prometheus answers, by reason (thread-safe); sinks see every addition."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._sinks: list[Callable[[str, int], None]] = []
+
+    def subscribe(self, sink: Callable[[str, int], None]) -> None:
+        """Calls sink(reason, count) for every later addition (e.g. a metrics counter)."""
+        with self._lock:
+            self._sinks.append(sink)
+
+    def add(self, reason: str, count: int) -> None:
+        if count <= 0:
+            return
+        with self._lock:
+            self._counts[reason] = self._counts.get(reason, 0) + count
+            sinks = list(self._sinks)
+        for sink in sinks:
+            sink(reason, count)
+
+    def counts(self) -> dict[str, int]:
+        """Samples left out so far, by reason."""
+        with self._lock:
+            return dict(self._counts)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: bytes | bytearray  # as read: no copy of up to max_response_bytes
+
+
+def _too_large(url: str, what: str, limit: int) -> AnswerTooLarge:
+    return AnswerTooLarge(
+        f"Prometheus at {url} answered {what} with more than {limit} bytes, the most "
+        f"{where('prometheus_max_response_bytes')} allows; raise it or size fewer namespaces at once"
+    )
 
 
 class PromClient:
@@ -59,10 +107,17 @@ class PromClient:
         timeout: float = 30.0,
         headers: Mapping[str, str] | None = None,
         compress: bool = False,
+        auth: httpx.Auth | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+        self.rejections = SampleRejections()
         sent = {"Accept-Encoding": "gzip, deflate" if compress else "identity"} | dict(headers or {})
-        self._http = httpx.Client(base_url=self.base_url, transport=transport, timeout=timeout, headers=sent)
+        self._http = httpx.Client(
+            base_url=self.base_url, transport=transport, timeout=timeout, headers=sent, auth=auth
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -73,18 +128,39 @@ class PromClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(
-        self, path: str, form: list[tuple[str, str]], what: str, *, get: bool = False
-    ) -> httpx.Response:
+    def _send(self, path: str, form: list[tuple[str, str]], what: str, *, get: bool = False) -> _Answer:
+        """The answer's status and body, streamed: never more than max_response_bytes of body and never
+        longer than the timeout in all (a trickling answer cannot hold a run)."""
         url = f"{self.base_url}{path}"
+        if get:
+            request = self._http.build_request("GET", f"{path}?{urlencode(form)}")
+        else:
+            request = self._http.build_request("POST", path, content=urlencode(form).encode(), headers=_FORM)
         try:
-            if get:
-                return self._http.get(f"{path}?{urlencode(form)}")
-            return self._http.post(path, content=urlencode(form).encode(), headers=_FORM)
+            resp = self._http.send(request, stream=True)
+            try:
+                return _Answer(resp.status_code, self._body(resp, url, what))
+            finally:
+                resp.close()
         except httpx.TimeoutException as exc:
             raise SourceError(f"Prometheus at {url} timed out answering {what}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
+
+    def _body(self, resp: httpx.Response, url: str, what: str) -> bytearray:
+        limit = self.max_response_bytes
+        declared = resp.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise _too_large(url, what, limit)
+        deadline = time.monotonic() + self.timeout
+        body = bytearray()
+        for chunk in resp.iter_bytes():
+            if len(body) + len(chunk) > limit:
+                raise _too_large(url, what, limit)
+            body += chunk
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout(f"answer not complete after {self.timeout:g}s", request=resp.request)
+        return body
 
     def _call(
         self,
@@ -96,23 +172,23 @@ class PromClient:
     ) -> Any:
         return self._data(self._send(path, form, what, get=get), path, what)
 
-    def _data(self, resp: httpx.Response, path: str, what: str) -> Any:
+    def _data(self, resp: _Answer, path: str, what: str) -> Any:
         url = f"{self.base_url}{path}"
         try:
-            body = orjson.loads(resp.content)
+            body = orjson.loads(resp.body)
         except orjson.JSONDecodeError as exc:
-            snippet = resp.text[:200].strip()
+            snippet = resp.body[:200].decode("utf-8", "replace").strip()
             raise SourceError(
-                f"Prometheus at {url} answered HTTP {resp.status_code} with a body that is not JSON "
+                f"Prometheus at {url} answered HTTP {resp.status} with a body that is not JSON "
                 f"({exc}) for {what}: {snippet!r}"
             ) from exc
         if not isinstance(body, dict):
             raise SourceError(f"Prometheus at {url} answered {what} with unexpected JSON: not an object")
-        if resp.status_code != 200 or body.get("status") != "success":
+        if resp.status != 200 or body.get("status") != "success":
             err = body.get("error") or "no error text"
             etype = body.get("errorType") or "unknown"
             raise SourceError(
-                f"Prometheus at {url} answered HTTP {resp.status_code} ({etype}) to {what}: {err}"
+                f"Prometheus at {url} answered HTTP {resp.status} ({etype}) to {what}: {str(err)[:500]}"
             )
         data = body.get("data")
         if data is None:
@@ -120,7 +196,7 @@ class PromClient:
         return data
 
     def query(self, promql: str, at: datetime | float) -> InstantResult:
-        """Instant query at `at`: one (labels, value) per series; NaN/Inf become NaN."""
+        """Instant query at `at`: one (labels, value) per series; NaN/Inf become NaN (counted as rejected)."""
         data = self._call(
             "/api/v1/query", [("query", promql), ("time", f"{_unix(at):.3f}")], f"query {promql!r}"
         )
@@ -128,9 +204,9 @@ class PromClient:
             rtype = data["resultType"]
             result = data["result"]
             if rtype == "vector":
-                return [(dict(s["metric"]), _value(s["value"][1])) for s in result]
+                return [(dict(s["metric"]), self._value(s["value"][1])) for s in result]
             if rtype == "scalar":
-                return [({}, _value(result[1]))]
+                return [({}, self._value(result[1]))]
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise SourceError(
                 f"Prometheus at {self.base_url} sent a malformed vector for {promql!r}: {exc}"
@@ -143,7 +219,8 @@ class PromClient:
     def query_range(
         self, promql: str, start: datetime | float, end: datetime | float, step: float
     ) -> RangeResult:
-        """Range query: (labels, timestamps, values) per series; NaN/Inf become NaN."""
+        """Range query: (labels, timestamps, values) per series; NaN/Inf become NaN (counted as rejected),
+        points with a non-finite timestamp are left out."""
         form = [
             ("query", promql),
             ("start", f"{_unix(start):.3f}"),
@@ -152,10 +229,10 @@ class PromClient:
         ]
         what = f"range query {promql!r}"
         resp = self._send("/api/v1/query_range", form, what)
-        if resp.status_code == 200:
-            fast = parse_matrix(resp.content)
+        if resp.status == 200:
+            fast = parse_matrix(resp.body)
             if fast is not None:
-                return fast
+                return self._finite(fast)
         data = self._data(resp, "/api/v1/query_range", what)
         out: RangeResult = []
         try:
@@ -168,12 +245,55 @@ class PromClient:
                 pts = s["values"]
                 ts = np.fromiter((p[0] for p in pts), dtype=np.float64, count=len(pts))
                 vs = np.fromiter((float(p[1]) for p in pts), dtype=np.float64, count=len(pts))
-                vs[~np.isfinite(vs)] = np.nan
                 out.append((dict(s["metric"]), ts, vs))
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise SourceError(
                 f"Prometheus at {self.base_url} sent a malformed matrix for {promql!r}: {exc}"
             ) from exc
+        return self._finite(out)
+
+    def query_range_split(
+        self, promql: str, start: float, end: float, step: float, max_parts: int = MAX_SPLIT_PARTS
+    ) -> RangeResult:
+        """query_range; an answer over max_response_bytes is asked again over halves of the time range (on
+        the step grid), down to max_parts pieces, and the pieces joined per series: the same result as one
+        answer, with at most max_response_bytes read at a time. AnswerTooLarge when a piece is still over."""
+        pieces: list[RangeResult] = []
+        todo = [(start, end, 1)]
+        parts = 1
+        while todo:
+            lo, hi, share = todo.pop()
+            try:
+                pieces.append(self.query_range(promql, lo, hi, step))
+                continue
+            except AnswerTooLarge as exc:
+                points = int((hi - lo) // step) + 1
+                if points < 2 or parts >= max_parts:
+                    raise AnswerTooLarge(f"{exc} (even over 1/{share} of the time range)") from exc
+            mid = lo + ((points - 1) // 2) * step
+            todo += [
+                (mid + step, hi, share * 2),
+                (lo, mid, share * 2),
+            ]  # earliest first: pieces in time order
+            parts += 1
+        return pieces[0] if len(pieces) == 1 else _joined(pieces)
+
+    def _value(self, raw: str) -> float:
+        v = float(raw)
+        if math.isfinite(v):
+            return v
+        self.rejections.add(NON_FINITE, 1)
+        return math.nan
+
+    def _finite(self, result: RangeResult) -> RangeResult:
+        """Non-finite values as NaN (counted), points with a non-finite timestamp left out."""
+        out: RangeResult = []
+        for labels, ts, vs in result:
+            bad = ~np.isfinite(vs)
+            self.rejections.add(NON_FINITE, int(np.count_nonzero(bad)))
+            vs[bad] = np.nan
+            keep = np.isfinite(ts)
+            out.append((labels, ts, vs) if keep.all() else (labels, ts[keep], vs[keep]))
         return out
 
     def series(self, matches: list[str], start: datetime | float, end: datetime | float) -> list[Labels]:
@@ -200,13 +320,25 @@ class PromClient:
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
+
+def _joined(pieces: list[RangeResult]) -> RangeResult:
+    """The pieces of one range query (in time order) as one result: each series' points concatenated."""
+    merged: dict[tuple[tuple[str, str], ...], tuple[Labels, list[FloatArray], list[FloatArray]]] = {}
+    for piece in pieces:
+        for labels, ts, vs in piece:
+            _, tss, vss = merged.setdefault(tuple(sorted(labels.items())), (labels, [], []))
+            tss.append(ts)
+            vss.append(vs)
+    return [(labels, np.concatenate(tss), np.concatenate(vss)) for labels, tss, vss in merged.values()]
+
+
 _MATRIX_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
 _SERIES = b'{"metric":'
 _VALUES = b',"values":['
 _NOT_NUMBERS = b'[]"}'
 
 
-def parse_matrix(body: bytes) -> RangeResult | None:
+def parse_matrix(body: bytes | bytearray) -> RangeResult | None:
     """Reads a successful matrix answer without building a Python object per sample; None if unsure.
 
     Prometheus writes `{"metric":{...},"values":[[t,"v"],...]}` per series. Inside JSON strings every quote
@@ -230,7 +362,7 @@ def parse_matrix(body: bytes) -> RangeResult | None:
             labels = orjson.loads(chunk[:cut])
             points = chunk[cut + len(_VALUES) :]
             if points.startswith(b"["):
-                nums = np.fromstring(points.translate(None, _NOT_NUMBERS), dtype=np.float64, sep=",")
+                nums = np.fromstring(bytes(points.translate(None, _NOT_NUMBERS)), dtype=np.float64, sep=",")
                 n = points.count(b"],[") + 1
             elif points.startswith(b"]"):
                 nums, n = np.empty(0), 0

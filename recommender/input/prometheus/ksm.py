@@ -19,6 +19,7 @@ from recommender.model.raw import OwnerLink, PodInfo
 ContainerKey = tuple[str, str, str]
 _NONE = {"", "<none>"}
 _KEY = ("namespace", "pod", "container")
+MAX_SAMPLE_COUNT = 2**53  # more raw samples than any window holds; and every count below is exact in a float
 
 
 def _key(lab: Labels) -> ContainerKey:
@@ -92,7 +93,8 @@ def identity(series: Iterable[Labels], facts: InstantResult) -> Identity:
         ns, pod, container = _key(lab)
         mark = lab.get(q.MARK)
         if mark == "count":
-            samples[(ns, pod, container)] = int(v)
+            if 0 <= v <= MAX_SAMPLE_COUNT:  # an impossible count is unknown, not a huge int
+                samples[(ns, pod, container)] = int(v)
         elif mark in ("requests", "limits") and (ns, pod) in pods:
             p = pods[(ns, pod)]
             p.node = p.node or lab.get("node", "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -12,12 +13,14 @@ from podsizer.owners import Skipped
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import PromClient, step_for
+from recommender.input.prometheus.client import AnswerTooLarge, PromClient, step_for
 from recommender.input.prometheus.series import container_samples
 from recommender.model import Autoscaler, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from recommender.model.timegrid import aligned, point_count
+
+log = logging.getLogger("podsizer")
 
 
 @dataclass
@@ -108,8 +111,8 @@ class PrometheusSource:
             c.series(q.identity_series(ns), start, end), c.query(q.container_facts(ns, w), end)
         )
         # reduced right away: a namespace's answers are gone before the next namespace is read
-        cpu = c.query_range(q.cpu_rate(ns, w), lo, hi, res)
-        mem = c.query_range(q.memory_peak(ns, w), lo, hi, res)
+        cpu = c.query_range_split(q.cpu_rate(ns, w), lo, hi, res)
+        mem = c.query_range_split(q.memory_peak(ns, w), lo, hi, res)
         containers = container_samples(cpu, mem, ident.samples, lo, res, point_count(lo, hi, res))
         del cpu, mem
         return _Namespace(ident.pods, ident.owners, containers, _ooms(containers, ident.oom_killed))
@@ -119,7 +122,7 @@ class PrometheusSource:
         step = step_for(start, end, self.activity_step_s)
         lo, hi = aligned(start.timestamp(), end.timestamp(), step)
         series: list[Series] = []
-        for labels, ts, vs in c.query_range(q.gpu_series(int(step)), lo, hi, step):
+        for labels, ts, vs in c.query_range_split(q.gpu_series(int(step)), lo, hi, step):
             canonical = normalize_labels(labels)
             if not canonical.get("pod") or canonical.get("namespace") in namespaces:
                 series.append((labels.get(q.MARK, ""), canonical, ts, vs))
@@ -142,11 +145,16 @@ class PrometheusSource:
         done = 1
         report(done, total, f"found {len(namespaces)} namespaces")
         data: dict[str, _Namespace] = {}
+        too_large: list[Skipped] = []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {pool.submit(self._fetch_namespace, ns, w, start, end): ns for ns in namespaces}
             for fut in as_completed(futures):
                 ns = futures[fut]
-                data[ns] = fut.result()
+                try:
+                    data[ns] = fut.result()
+                except AnswerTooLarge as exc:  # one namespace too large for the cap: the others go on
+                    log.error("namespace %s skipped: %s", ns, exc)
+                    too_large.append(Skipped(f"namespace/{ns}", str(exc)))
                 done += 1
                 report(done, total, f"namespace {ns}")
         cluster = self._fetch_cluster(w, start, end, set(namespaces))
@@ -167,7 +175,7 @@ class PrometheusSource:
             ooms=tuple(o for d in parts for o in d.ooms),
             autoscalers=tuple(cluster.autoscalers),
             nodes=tuple(cluster.nodes),
-            skipped=(*empty, *cluster.skipped),
+            skipped=(*too_large, *empty, *cluster.skipped),
         )
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:

@@ -10,6 +10,7 @@ rejects are kept as they are on write, skipped (with a log line) on read.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import tempfile
@@ -33,6 +34,7 @@ from podsizer.api.resource import (
     recommendation_to_resource,
 )
 from recommender.output.store.base import StoreError, bounds_of, merge_for_update
+from recommender.tempfiles import hold_lock, remove_stale_temp_files
 
 log = logging.getLogger("podsizer.store")
 
@@ -59,9 +61,13 @@ def _sort_key(item: Any) -> _Key:
 class JsonFileStore:
     """A RecommendationStore in one JSON file; safe for one writer process and any number of readers."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, clean_temp_files: bool = True) -> None:
+        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_temp_files)."""
         self.path = Path(path)
         self._lock = threading.Lock()
+        if clean_temp_files:
+            target = Path(os.path.realpath(self.path))
+            remove_stale_temp_files(target.parent, temp_pattern(target.name))
 
     def __repr__(self) -> str:
         return f"JsonFileStore({str(self.path)!r})"
@@ -152,11 +158,17 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def temp_pattern(name: str) -> str:
+    """The glob matching the temporary files _atomic_write makes for a target named `name`."""
+    return f".{glob.escape(name)}.*.tmp"
+
+
 def _atomic_write(target: Path, data: bytes) -> None:
     """tmp file in the same directory + fsync + os.replace + fsync of the directory."""
     directory = target.parent
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    hold_lock(fd)  # tells a starting process that this temp file is being written, not orphaned
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

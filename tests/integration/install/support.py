@@ -56,6 +56,16 @@ class Scenario:
     sets: tuple[str, ...] = ()
     values_files: tuple[str, ...] = ()
 
+    @property
+    def generates_certs(self) -> bool:
+        """certs.mode=generate (the default, and no values file changes it): the renewal CronJob is there."""
+        return not self.values_files and not any(s.startswith("certs.mode=") for s in self.sets)
+
+    @property
+    def console(self) -> bool:
+        """console.enabled=true: the console's Deployment, read-only ServiceAccount and Service are there."""
+        return "console.enabled=true" in self.sets
+
     def args(self) -> list[str]:
         out: list[str] = []
         for f in self.values_files:
@@ -82,6 +92,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("certs.mode=secret", "certs.secretName=my-webhook-tls", "certs.caBundle=Y2EK"),
     ),
     Scenario("dcgm-counters", ("dcgmCounters.enabled=true", "dcgmCounters.namespace=gpu-operator")),
+    Scenario(
+        "console-ingress",
+        ("console.enabled=true", "console.ingress.enabled=true", "console.ingress.host=podsizer.example.com"),
+    ),
+    Scenario(
+        "console-openshift-route",
+        ("console.enabled=true", "console.route.enabled=true"),
+        values_files=("values-openshift.yaml",),
+    ),
 )
 
 
@@ -133,6 +152,8 @@ def pod_specs(docs: Sequence[Mapping[str, Any]], source: str) -> Iterator[tuple[
         kind, name = d.get("kind"), d.get("metadata", {}).get("name")
         if kind in POD_TEMPLATE_KINDS:
             yield f"{source}: {kind}/{name}", d["spec"]["template"]["spec"]
+        elif kind == "CronJob":
+            yield f"{source}: CronJob/{name}", d["spec"]["jobTemplate"]["spec"]["template"]["spec"]
         elif kind == "Pod":
             yield f"{source}: Pod/{name}", d["spec"]
         elif kind == "ClusterServiceVersion":

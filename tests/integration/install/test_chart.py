@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import yaml
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from podsizer.policy import PlanPolicy
-from podsizer.settings import RecommenderSettings, WebhookSettings, load
+from podsizer.settings import ConsoleSettings, RecommenderSettings, WebhookSettings, load
 from tests.integration.install.support import (
     CHART,
     KUBE_VERSIONS,
@@ -118,11 +119,17 @@ def _tls_volume_secret(docs: list[dict[str, Any]]) -> str:
 
 def test_generate_mode_makes_a_ca_signed_certificate_for_the_service(render: Render) -> None:
     docs = render(SCENARIOS[0])
-    secret = one(docs, "Secret")
-    assert secret["type"] == "kubernetes.io/tls" and secret["metadata"]["name"] == _tls_volume_secret(docs)
+    secrets = {s["type"]: s for s in objects_of(docs, "Secret")}
+    assert sorted(secrets) == ["Opaque", "kubernetes.io/tls"]
+    secret, ca_secret = secrets["kubernetes.io/tls"], secrets["Opaque"]
+    assert secret["metadata"]["name"] == _tls_volume_secret(docs)
+    # the CA's key is kept for renewal in a Secret of its own that the webhook never mounts
+    assert "ca.key" not in secret["data"] and ca_secret["data"]["ca.crt"] == secret["data"]["ca.crt"]
+    ca_key = serialization.load_pem_private_key(base64.b64decode(ca_secret["data"]["ca.key"]), None)
     ca = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["ca.crt"]))
     leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
     leaf.verify_directly_issued_by(ca)
+    assert ca_key.public_key() == ca.public_key()
     sans = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert SERVICE_DNS in sans.get_values_for_type(x509.DNSName)
     assert leaf.not_valid_after_utc - dt.datetime.now(dt.UTC) > dt.timedelta(days=700)
@@ -130,9 +137,59 @@ def test_generate_mode_makes_a_ca_signed_certificate_for_the_service(render: Ren
     assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
     # A bare API server can take this release: only built-in API groups.
     groups = {d["apiVersion"].rpartition("/")[0] for d in docs}
-    assert groups <= {"", "apps", "policy", "rbac.authorization.k8s.io", "admissionregistration.k8s.io"}, (
-        groups
+    assert groups <= {
+        "",
+        "apps",
+        "batch",
+        "networking.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "admissionregistration.k8s.io",
+    }, groups
+
+
+def test_generate_mode_renews_the_certificate_with_a_least_privilege_cronjob(render: Render) -> None:
+    docs = render(SCENARIOS[0])
+    (job,) = objects_of(docs, "CronJob")
+    spec = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    args = container["args"]
+    assert args[:2] == ["certs", "renew"]
+    assert {
+        "--secret=podsizer-webhook-tls",
+        "--ca-secret=podsizer-webhook-ca",
+        "--webhook-configuration=podsizer-webhook",
+        "--service=podsizer-webhook",
+        "--renew-before-days=60",
+        "--days=730",
+    } <= set(args)
+    assert spec["serviceAccountName"] == "podsizer-cert-renewer"
+    assert job["spec"]["concurrencyPolicy"] == "Forbid"
+    secrets = {s["metadata"]["name"] for s in objects_of(docs, "Secret")}
+    assert {"podsizer-webhook-tls", "podsizer-webhook-ca"} == secrets
+
+
+@pytest.mark.parametrize("sets", [("certs.mode=cert-manager",), ("certs.renewal.enabled=false",)])
+def test_no_renewal_cronjob_outside_generate_mode_or_when_disabled(
+    render: Render, sets: tuple[str, ...]
+) -> None:
+    assert not objects_of(render(Scenario("x", sets)), "CronJob")
+
+
+def test_renewal_window_must_be_shorter_than_the_validity() -> None:
+    result = run_helm(
+        [
+            "template",
+            "podsizer",
+            str(CHART),
+            "--set",
+            "certs.validityDays=30",
+            "--set",
+            "certs.renewal.renewBeforeDays=30",
+        ],
+        check=False,
     )
+    assert result.returncode != 0 and "renewBeforeDays must be less than" in result.stderr
 
 
 def test_cert_manager_mode_uses_a_certificate_and_ca_injection(render: Render) -> None:
@@ -209,7 +266,7 @@ def test_recommender_runs_one_replica_with_leader_election_and_settings(render: 
     assert env["PODSIZER_LEADER_ELECTION"] == "true"
     assert env["PODSIZER_STORE"] == "crd"
     assert {"POD_NAME", "POD_NAMESPACE"} <= env.keys()
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
 
 
@@ -250,7 +307,11 @@ def test_openshift_values_send_the_service_account_token_to_thanos(render: Rende
     assert env["PODSIZER_PROMETHEUS_BEARER_TOKEN_FILE"] == token
 
 
-ROLE_OF_ARGS = {("run",): RecommenderSettings, ("webhook",): WebhookSettings}
+ROLE_OF_ARGS = {
+    ("run",): RecommenderSettings,
+    ("webhook",): WebhookSettings,
+    ("console",): ConsoleSettings,
+}
 
 
 def _settings_env(container: Mapping[str, Any]) -> dict[str, str]:
@@ -301,3 +362,31 @@ def test_bad_plan_values_are_rejected_by_the_schema(value: str) -> None:
     proc = run_helm(["template", "x", str(CHART), "--namespace", NAMESPACE, "--set", value], check=False)
     assert proc.returncode != 0
     assert "values don't meet the specifications of the schema" in proc.stderr
+
+
+def test_console_is_off_by_default(render: Render) -> None:
+    docs = render(SCENARIOS[0])
+    assert not [
+        d for d in docs if d["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "console"
+    ]
+
+
+def test_console_deploys_a_clusterip_service_and_an_ingress_or_a_route(render: Render) -> None:
+    ingress = render(next(s for s in SCENARIOS if s.name == "console-ingress"))
+    dep = next(d for d in objects_of(ingress, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == ["console"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["PODSIZER_CONSOLE_HOST"] == "0.0.0.0" and env["PODSIZER_CONSOLE_PORT"] == "8080"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    svc = next(s for s in objects_of(ingress, "Service") if s["metadata"]["name"] == "podsizer-console")
+    assert svc["spec"]["type"] == "ClusterIP" and svc["spec"]["ports"][0]["targetPort"] == "http"
+    (ing,) = objects_of(ingress, "Ingress")
+    assert ing["spec"]["rules"][0]["host"] == "podsizer.example.com"
+    assert ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"] == "podsizer-console"
+    assert objects_of(ingress, "Route") == []
+    route_docs = render(next(s for s in SCENARIOS if s.name == "console-openshift-route"))
+    (route,) = objects_of(route_docs, "Route")
+    assert route["spec"]["to"]["name"] == "podsizer-console"
+    assert route["spec"]["tls"]["termination"] == "edge"
+    assert objects_of(route_docs, "Ingress") == []

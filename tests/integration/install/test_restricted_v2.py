@@ -34,8 +34,9 @@ def test_chart_pod_templates_pass_restricted_v2(
     scenario: Scenario, scc: dict[str, Any], render: Render
 ) -> None:
     specs = list(pod_specs(render(scenario), f"chart[{scenario.name}]"))
-    # recommender, webhook and the helm test pod
-    assert len(specs) == 3, [w for w, _ in specs]
+    # recommender, webhook, the helm test pod; the certificate renewal CronJob in generate mode; the console
+    expected = 3 + int(scenario.generates_certs) + int(scenario.console)
+    assert len(specs) == expected, [w for w, _ in specs]
     for where, spec in specs:
         assert violations(spec, scc) == [], where
         assert policy_violations(spec) == [], where

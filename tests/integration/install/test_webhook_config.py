@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from podsizer.modes import namespace_excluded
+from podsizer.settings import WebhookSettings
 from tests.integration.install.support import (
     MANIFESTS,
     NAMESPACE,
@@ -96,3 +98,28 @@ def test_csv_webhook_definition_invariants() -> None:
     deployments = {d["name"]: d for d in csv["spec"]["install"]["spec"]["deployments"]}
     container = deployments[hook["deploymentName"]]["spec"]["template"]["spec"]["containers"][0]
     assert {"containerPort": 8443, "name": "https", "protocol": "TCP"} in container["ports"]
+
+
+def test_glob_patterns_reach_the_webhook_but_not_the_selectors_name_list(render: Render) -> None:
+    docs = render(Scenario("x", ("webhook.excludeNamespaces={team-a,openshift-*,kube-*}",)))
+    (hook,) = _hooks(docs)
+    assert _selector_excludes(hook) == {"kube-system", NAMESPACE, "team-a"}
+    (dep,) = [d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-webhook"]
+    env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["PODSIZER_EXCLUDED_NAMESPACES"] == "kube-system,team-a,openshift-*,kube-*"
+
+
+def test_openshift_values_exclude_every_platform_namespace(render: Render) -> None:
+    docs = render(Scenario("openshift", values_files=("values-openshift.yaml",)))
+    (hook,) = _hooks(docs)
+    exprs = hook["namespaceSelector"]["matchExpressions"]
+    assert {"key": "openshift.io/run-level", "operator": "NotIn", "values": ["0", "1"]} in exprs
+    assert "openshift" in _selector_excludes(hook)
+    (dep,) = [d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-webhook"]
+    env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    patterns = set(env["PODSIZER_EXCLUDED_NAMESPACES"].split(","))
+    assert {"openshift", "openshift-*", "kube-*"} <= patterns
+    excluded = WebhookSettings(excluded_namespaces=env["PODSIZER_EXCLUDED_NAMESPACES"]).excluded_namespace_set
+    for platform in ("openshift", "openshift-etcd", "openshift-ingress", "kube-node-lease", "kube-public"):
+        assert namespace_excluded(platform, excluded), platform
+    assert not namespace_excluded("shop", excluded) and not namespace_excluded("default", excluded)

@@ -201,5 +201,6 @@ def test_gpu_pods_agree_on_count_framebuffer_signal_and_activity(both: Both) -> 
         if m.gpu_count == 1:
             assert s.activity.max == pytest.approx(m.activity.max, rel=1e-6), key
         assert m.activity.max - 1e-9 <= s.activity.max <= m.activity.max + 0.05, key
-        assert m.activity.p95 - 1e-9 <= s.activity.p95 <= m.activity.p95 + 0.05, key
+        # the peak of two adjacent samples: its p95 is about the samples' p97.5, so at most their p99
+        assert m.activity.p95 - 1e-9 <= s.activity.p95 <= max(m.activity.p99, m.activity.p95 + 0.05), key
         assert len(s.activity_series) == len(m.activity_series), key

@@ -252,7 +252,8 @@ def test_rows_show_what_the_pod_plan_writes_under_the_console_policy() -> None:
     assert keep_ratio.current_limits["memory"] == keep_ratio.current_requests["memory"] == 4096 * MIB
     assert keep_ratio.planned_limits["memory"] == keep_ratio.planned_requests["memory"]  # ratio 1 stays
     assert keep_ratio.planned_limits["memory"] != keep_ratio.recommended_limits["memory"]
-    recommended = _row(DemoConsoleData.build(END, plan_policy=PlanPolicy("recommended")), "storefront")
+    unfactored = PlanPolicy("recommended", max_change_factor=None)  # storefront's memory shrinks 8x
+    recommended = _row(DemoConsoleData.build(END, plan_policy=unfactored), "storefront")
     (c,) = recommended.containers
     assert c.planned_limits["memory"] == c.recommended_limits["memory"]
     assert {(ch.field, ch.resource) for ch in c.changes} == {
@@ -276,3 +277,64 @@ def test_savings_come_from_the_plan_so_a_low_confidence_workload_saves_nothing()
     out = workload_out(flags)
     assert out.cpu_cores_saved == 0.0 and out.memory_bytes_saved == 0.0
     assert flags.containers[0].recommended_requests["cpu"] != flags.containers[0].current_requests["cpu"]
+
+
+@pytest.fixture(scope="module")
+def demo() -> StaticConsoleData:
+    return DemoConsoleData.build(datetime(2026, 12, 2, 12, tzinfo=UTC))
+
+
+def test_hpa_workload_counts_its_autoscalers_current_replicas_not_every_pod_seen(
+    demo: StaticConsoleData,
+) -> None:
+    search = next(r for r in demo.workload_rows if r.workload.name == "search")
+    assert search.replicas is not None and 0 < search.replicas < len(search.pods)
+    assert search.replicas_basis.startswith("HorizontalPodAutoscaler")
+    out = workload_out(search)
+    cpu = sum(
+        (c.current_requests["cpu"] - c.planned_requests["cpu"]) * search.replicas for c in search.containers
+    )
+    assert out.cpu_cores_saved == pytest.approx(cpu)
+
+
+def test_workloads_without_autoscaler_count_the_pods_present_at_the_window_end(
+    demo: StaticConsoleData,
+) -> None:
+    rows = [r for r in demo.workload_rows if r.replicas_basis == "pods present at the window's end"]
+    assert rows and all(r.replicas is not None and r.replicas <= len(r.pods) for r in rows)
+
+
+def test_unallocated_gpus_get_the_nodes_gpu_price(demo: StaticConsoleData) -> None:
+    spare = [n for n in demo.nodes if n.gpu_count > n.allocated_gpus and not n.allocated_mig]
+    assert spare, "the demo has a node with unallocated GPUs"
+    assert all(n.gpu_hourly_price > 0 and n.price_basis for n in spare)
+
+
+def test_workload_detail_has_history_over_all_pods_with_request_lines(demo: StaticConsoleData) -> None:
+    search = next(r for r in demo.workload_rows if r.workload.name == "search")
+    detail = demo.workload_detail(search.workload)
+    assert detail is not None and detail.forecast is not None
+    cpu = next(c for c in detail.charts if c.key == "cpu")
+    labels = {r.label for r in cpu.references}
+    assert {"search request", "search new request"} <= labels
+    ts = cpu.lines[0].timestamps
+    assert np.all(np.diff(ts) > 0), "one point per time, peak over pods"
+
+
+def test_oom_kills_are_marked_on_the_workloads_memory_chart(demo: StaticConsoleData) -> None:
+    marked = [
+        (d.workload.name, c.key, m.label) for d in demo.workload_details for c in d.charts for m in c.marks
+    ]
+    assert marked and all(key == "memory" and "OOM kill" in label for _, key, label in marked)
+
+
+def test_pod_memory_chart_draws_the_memory_limit_and_the_pods_oom_kill(demo: StaticConsoleData) -> None:
+    checkout = next(r for r in demo.workload_rows if r.workload.name == "checkout-api")
+    marked = []
+    for name in checkout.pods:
+        detail = demo.pod_detail(checkout.workload.namespace, name)
+        assert detail is not None
+        memory = next(c for c in detail.charts if c.key == "memory")
+        assert any(r.label.endswith(" limit") for r in memory.references)
+        marked += [m.label for m in memory.marks]
+    assert len(marked) == 1 and "OOM kill" in marked[0]

@@ -60,3 +60,19 @@ def test_svg_places_points_by_value_with_the_reference_line_on_the_same_scale() 
     ref_y = float(re.search(r'class="reference"[^>]*y1="([0-9.]+)"', svg).group(1))  # type: ignore[union-attr]
     assert y_two < y_zero
     assert ref_y == pytest.approx(y_two)
+
+
+def test_marks_are_drawn_as_red_vertical_lines_with_their_label() -> None:
+    from console.svg import line_chart
+    from console.views import ChartOut, LineOut, MarkOut
+
+    chart = ChartOut(
+        key="memory",
+        title="Memory",
+        unit="bytes",
+        lines=[LineOut(label="api", timestamps=[0.0, 60.0, 120.0], values=[1.0, 2.0, 3.0])],
+        references=[],
+        marks=[MarkOut(label="OOM kill api-1/api at 511Mi", timestamp=60.0)],
+    )
+    svg = line_chart(chart)
+    assert svg.count('<line class="mark"') == 1 and 'data-mark="OOM kill api-1/api at 511Mi"' in svg

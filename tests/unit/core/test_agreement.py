@@ -8,6 +8,7 @@ quantities; containers, sections, fields and resources are compared as they are.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from podsizer.api import Recommendation, WorkloadRef
 from podsizer.api.quantity import parse
 from podsizer.modes import Meta
 from podsizer.owners import Skipped
+from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY, Ceilings
 from podsizer.podspec import quantity
 from podsizer.policy import LIMIT_POLICIES, Mode, PlanPolicy
 from podsizer.resources import GPU
@@ -51,6 +53,7 @@ ANNOTATIONS = st.fixed_dictionaries(
         "podsizer.io/mode": _maybe("auto", "Auto", "dry-run", "DRY-RUN", "off", "OFF", "garbage", ""),
         "podsizer.io/exclude": st.none() | st.none() | st.sampled_from(["true", "TRUE", "false", "yes"]),
         "podsizer.io/gpu": _maybe("keep", "resize", "RESIZE", "Keep", "garbage"),
+        ALLOW_LARGE_CHANGE_KEY: _maybe("true", "TRUE", "false", "garbage"),
     }
 ).map(lambda d: {k: v for k, v in d.items() if v is not None})
 LABELS = st.dictionaries(st.just("podsizer.io/exclude"), st.sampled_from(["true", "false"]), max_size=1)
@@ -61,7 +64,12 @@ POLICIES = st.builds(
     allow_mig_swap=st.booleans(),
     min_confidence=st.sampled_from([0.0, 0.5, 0.9]),
     default_mode=st.just("auto"),
+    ceilings=st.sampled_from([Ceilings(), Ceilings(2.0, 2.0 * 2**30, 2.0, "largest node's allocatable")]),
+    max_change_factor=st.sampled_from([None, 4.0, 1.5]),
 )
+# Absurd but storable values (the codec refuses anything past int64): the plausibility guard clamps them.
+ABSURD_CPU = st.sampled_from(["1000", "256001m", "3"])
+ABSURD_MEMORY = st.sampled_from(["1Ei", "5Ti", "3Gi"])
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,18 @@ def cases(draw: st.DrawFn) -> Case:
     assert rec is not None and rec.target == WEB
     if draw(st.booleans()):  # GPU containers: every container holds GPUs and gets a GPU recommendation
         _hold_gpus(pod, draw(st.integers(1, 8)))
-        rec = _recommend_gpus(rec, draw(st.integers(0, 8)))
+        rec = _recommend_gpus(rec, draw(st.sampled_from([0, 1, 2, 5, 8, 1000])))
+    if draw(st.integers(0, 2)) == 0:
+        rec = _absurd(rec, draw(ABSURD_CPU), draw(ABSURD_MEMORY))
     return Case(pod, rec, draw(POLICIES))
+
+
+def _absurd(rec: Recommendation, cpu: str, memory: str) -> Recommendation:
+    containers = [
+        b.crec(c.name, {**c.requests, "cpu": cpu, "memory": memory}, c.limits, c.confidence, c.low_confidence)
+        for c in rec.containers
+    ]
+    return dataclasses.replace(rec, containers=tuple(containers))
 
 
 def _hold_gpus(pod: dict[str, Any], count: int) -> None:
@@ -271,6 +289,7 @@ def test_the_mode_recommend_and_the_console_show_is_the_one_the_webhook_acts_on(
             "low-confidence",
             "no-change",
             "invalid-bounds",
+            "policy-limited",
         )
         if decision.reason == "mode-off":
             assert mode == "off"

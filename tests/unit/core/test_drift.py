@@ -59,7 +59,7 @@ def test_bounds_recommender_sizing_keeps_two_cores_under_the_vpa_rule() -> None:
 
 def test_bounds_webhook_patch_gives_two_cores_under_the_vpa_rule() -> None:
     rec = recommendation(containers=[crec("main", {"cpu": "2", "memory": "512Mi"})], policy=BOUNDS)
-    pod = replicaset_pod(containers=[container("main", {"cpu": "250m", "memory": "512Mi"})])
+    pod = replicaset_pod(containers=[container("main", {"cpu": "500m", "memory": "512Mi"})])
     reply, decision = admitter(rec, default_mode="auto").review(review(pod))
     assert decision.outcome == "applied"
     assert resources_of(apply_reply(pod, reply), "main")["requests"]["cpu"] == "2000m"

@@ -86,7 +86,7 @@ def test_table_shows_the_memory_limit_the_webhook_writes_under_keep_ratio(
     doc = json.loads(recommend(capsys, "-o", "json"))
     item = next(i for i in doc["items"] if i["spec"]["targetRef"]["name"] == workload)
     written = webhook_writes(item, workload, name, "keep-ratio")["limits"]["memory"]
-    table = recommend(capsys)
+    table = recommend(capsys, "--wide")
     header, *rows = table.splitlines()
     row = next(r for r in rows if f"Deployment/{workload} " in r)
     cell = row[header.index("MEMORY LIMIT") : header.index("GPU")].strip()

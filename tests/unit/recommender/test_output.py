@@ -127,12 +127,12 @@ def report(policy: PlanPolicy | None = None) -> Report:
         waste=waste,
         costs=costs,
         current=current,
-        policy=policy or PlanPolicy(),
+        policy=policy or PlanPolicy(max_change_factor=None),  # 500m -> 120m is over the 4x default
     )
 
 
 def test_table_shows_current_and_planned_values_in_aligned_columns() -> None:
-    text = render(report(), "table")
+    text = render(report(), "table", wide=True)
     lines = text.splitlines()
     header = lines[0]
     assert header.split() == [
@@ -162,38 +162,59 @@ def test_table_shows_current_and_planned_values_in_aligned_columns() -> None:
     assert app[col:].startswith("autopilot") and ml[col:].startswith("static")
     assert app[header.index("MODE") :].startswith("dry-run")
     assert "0.20 low" in sidecar and sidecar[header.index("CPU REQUEST") :].startswith("50m ")
-    reason = sidecar[header.index("REASON") :]
-    assert reason.endswith("...") and len(reason) == 60 and LONG_REASON.startswith(reason[:-3])
+    assert sidecar[header.index("REASON") :] == LONG_REASON  # whole on a pipe (no width)
     assert "2 workloads, 3 containers (1 low-confidence" in text
 
 
 def test_table_shows_the_recommendations_limit_under_the_recommended_policy() -> None:
-    app = render(report(PlanPolicy("recommended")), "table").splitlines()[2]
+    app = render(report(PlanPolicy("recommended")), "table", wide=True).splitlines()[2]
     assert "2048Mi -> 375Mi" in app
 
 
 def test_table_gpu_column_shows_current_to_new_with_the_opt_in() -> None:
-    ml = render(report(PlanPolicy(gpu_resize=True)), "table").splitlines()[1]
+    ml = render(report(PlanPolicy(gpu_resize=True)), "table", wide=True).splitlines()[1]
     assert "2 -> 1 (suggests nvidia.com/mig-1g.10gb) idle" in ml
-    swapped = render(report(PlanPolicy(gpu_resize=True, allow_mig_swap=True)), "table").splitlines()[1]
+    swap = PlanPolicy(gpu_resize=True, allow_mig_swap=True)
+    swapped = render(report(swap), "table", wide=True).splitlines()[1]
     assert "2 -> 1 nvidia.com/mig-1g.10gb idle" in swapped
 
 
 def test_a_workload_the_source_does_not_know_shows_question_marks() -> None:
     r = dataclasses.replace(report(), current={})
-    app = render(r, "table").splitlines()[2]
+    app = render(r, "table", wide=True).splitlines()[2]
     assert "? -> 120m" in app and "current-unknown" in app
 
 
 def test_table_width_fits_the_reason_into_the_terminal() -> None:
-    wide = render(report(), "table").splitlines()
-    narrow = render(report(), "table", width=250).splitlines()
+    wide = render(report(), "table", wide=True).splitlines()
+    narrow = render(report(), "table", width=250, wide=True).splitlines()
     assert max(len(line) for line in wide[:4]) > 250
-    assert max(len(line) for line in narrow[:4]) <= 250
+    assert max(len(line) for line in narrow) <= 250
+
+
+def test_wide_table_wraps_the_whole_reason_within_the_terminal() -> None:
+    lines = render(report(), "table", width=300, wide=True).splitlines()
+    col = lines[0].index("REASON")
+    body = lines[: lines.index("")]
+    assert max(len(line) for line in body) <= 300
+    sidecar = next(i for i, line in enumerate(body) if "sidecar" in line)
+    continued = [line for line in body[sidecar + 1 :] if not line[:col].strip()]
+    assert len(continued) >= 2  # the long reason goes on in the REASON column
+    text = "".join([body[sidecar][col:], *(c[col:] for c in continued)])
+    assert text.replace(" ", "") == LONG_REASON.replace(" ", "")  # long words break anywhere
+
+
+def test_wide_table_puts_the_reason_under_the_row_when_the_column_would_be_too_narrow() -> None:
+    lines = render(report(), "table", width=230, wide=True).splitlines()
+    assert "REASON" not in lines[0]
+    sidecar = next(i for i, line in enumerate(lines) if " sidecar " in line)
+    under = [line for line in lines[sidecar + 1 : sidecar + 8] if line.startswith("    ")]
+    assert "".join(line.strip() for line in under).replace(" ", "") == LONG_REASON.replace(" ", "")
+    assert all(len(line) <= 230 for line in under)
 
 
 def test_table_has_skipped_waste_and_cost_sections_with_cluster_totals() -> None:
-    text = render(report(), "table")
+    text = render(report(), "table", wide=True)
     assert "Skipped (1):" in text and "legacy/pod/billing-7-deploy" in text
     assert "Idle GPUs (1):" in text and "train-0" in text and "2026-12-01 09:00 (3.0 h)" in text
     cost = text[text.index("GPU cost ($/hour):") :].splitlines()

@@ -35,6 +35,14 @@ def test_bucket_mean_ignores_nan_and_samples_outside_the_bins() -> None:
     assert out.tolist() == [2.0, 4.0]
 
 
+def test_bucket_mean_of_several_rows_is_each_rows_own_mean() -> None:
+    ts = np.array([0.0, 100.0, 400.0])
+    rows = np.array([[1.0, 3.0, 5.0], [math.nan, 4.0, math.nan]])
+    out = bucket_mean(ts, rows, 0.0, 300.0, 2)
+    assert out[0].tolist() == [2.0, 5.0]
+    assert out[1, 0] == 4.0 and math.isnan(out[1, 1])
+
+
 def test_a_timestamp_on_a_bin_edge_opens_the_next_bin() -> None:
     assert bucket_index(np.array([299.999, 300.0, -0.5]), 0.0, 300.0).tolist() == [0, 1, -1]
 

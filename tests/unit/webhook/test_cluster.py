@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,7 +111,7 @@ def test_run_loop_relists_after_error_event_and_stops() -> None:
     handler = cache.handler("ReplicaSet")
 
     class Wrapped:
-        def replace(self, items: list[dict[str, Any]]) -> None:
+        def replace(self, items: Iterable[dict[str, Any]]) -> None:
             handler.replace(items)
             if api.list_calls >= 2:
                 stop.set()
@@ -129,7 +129,7 @@ def test_run_loop_relists_after_error_event_and_stops() -> None:
 
 def test_crd_loader_swaps_snapshots_on_events_and_drops_invalid_updates() -> None:
     holder = SnapshotHolder()
-    loader = CrdWatchLoader(holder, lambda: datetime(2026, 12, 2, tzinfo=UTC))
+    loader = CrdWatchLoader(holder, lambda: datetime(2026, 12, 2, tzinfo=UTC), debounce=0)
     web = recommendation_to_resource(recommendation("Deployment", "web"))
     loader.replace([web])
     first = holder.current()
@@ -148,18 +148,22 @@ def test_crd_loader_swaps_snapshots_on_events_and_drops_invalid_updates() -> Non
     assert fourth is not None and len(fourth) == 0
 
 
+ANNOTATIONS = {"podsizer.io/gpu": "keep", "kubectl.kubernetes.io/last-applied-configuration": "{}"}
+
+
 def test_metadata_cache_tracks_namespaces_and_workloads() -> None:
     meta = MetadataCache()
     meta.handler("Namespace").replace(
         [{"metadata": {"name": "shop", "labels": {"podsizer.io/mode": "auto"}}}]
     )
     meta.handler("Rollout").event(
-        "ADDED", {"metadata": {"name": "r", "namespace": "shop", "annotations": {"a": "b"}}}
+        "ADDED",
+        {"metadata": {"name": "r", "namespace": "shop", "annotations": ANNOTATIONS}},
     )
     ns = meta.namespace("shop")
     assert ns is not None and ns.labels["podsizer.io/mode"] == "auto"
     wl = meta.workload(WorkloadRef("shop", "Rollout", "r"))
-    assert wl is not None and wl.annotations == {"a": "b"}
+    assert wl is not None and wl.annotations == {"podsizer.io/gpu": "keep"}, "only podsizer.io/ keys kept"
     meta.handler("Namespace").event("DELETED", {"metadata": {"name": "shop"}})
     assert meta.namespace("shop") is None
 

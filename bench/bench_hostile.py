@@ -1,0 +1,405 @@
+"""Benchmark: the webhook's RSS and small-review latency under each hostile load, next to the quiet baseline.
+
+Run: .venv/bin/python bench/bench_hostile.py [--seconds 8] [--distinct 1500] [--json FILE]
+
+Starts `python -m webhook` (json store, default limits) on 127.0.0.1 over TLS, then runs one phase per attack
+while a probe sends small reviews back to back on a keep-alive connection:
+
+  quiet        nothing else
+  cache-fill   large distinct reviews (pods of a recommended workload, each with a different set of
+               ~150 containers), filling the decision cache
+  huge-headers 4 connections each sending a 64 MB header
+  trickle      500 connections sending a request's headers one line a second
+  idle         200 TLS connections that never send a request
+  heavy        6 clients posting ~4.8 MB reviews back to back
+
+and prints per phase: the server's peak RSS and the probe's p50/p99 with their ratios to quiet, plus what
+happened to the attackers (connections cut, still open after the header deadline). Figures depend on the
+machine: on a small shared one the ratios matter more than the milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from certs.generate import generate_bundle, write_bundle  # noqa: E402
+from podsizer.api import recommendation_to_resource  # noqa: E402
+from tests.unit.webhook import builders as b  # noqa: E402
+
+HEADER_DEADLINE = 10.0  # the webhook's default header_timeout_seconds
+HEAVY_CONTAINERS = 10_000  # ~4.8 MB of review
+
+
+@dataclass
+class Phase:
+    name: str
+    rss_mb: float
+    p50_ms: float
+    p99_ms: float
+    probes: int
+    errors: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Target:
+    port: int
+    ca: Path
+    pid: int
+
+    def context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+    def connect(self, timeout: float = 10.0) -> ssl.SSLSocket:
+        raw = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        return self.context().wrap_socket(raw, server_hostname="127.0.0.1")
+
+    def https(self, timeout: float = 30.0) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=self.context())
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+
+# --- the server -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def webhook(tmp: Path) -> Iterator[Target]:
+    write_bundle(generate_bundle("podsizer-webhook", "podsizer", ["localhost"], ["127.0.0.1"]), tmp)
+    store = tmp / "recs.json"
+    items = [recommendation_to_resource(b.recommendation())]
+    store.write_bytes(
+        orjson.dumps({"apiVersion": "podsizer.io/v1alpha1", "kind": "RecommendationList", "items": items})
+    )
+    port = free_port()
+    args = [sys.executable, "-m", "webhook", "--host", "127.0.0.1", "--port", str(port), "--store", "json"]
+    args += ["--store-file", str(store), "--tls-cert-file", str(tmp / "tls.crt")]
+    args += ["--tls-key-file", str(tmp / "tls.key"), "--default-mode", "auto", "--log-level", "error"]
+    proc = subprocess.Popen(args, cwd=ROOT, env=dict(os.environ))
+    target = Target(port, tmp / "ca.crt", proc.pid)
+    try:
+        wait_ready(target, proc)
+        yield target
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def wait_ready(target: Target, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"webhook exited with status {proc.returncode}")
+        conn = target.https(timeout=5)
+        try:
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        time.sleep(0.2)
+    raise RuntimeError("webhook did not become ready")
+
+
+# --- bodies ---------------------------------------------------------------------------------------
+
+
+def small_review() -> bytes:
+    return orjson.dumps(b.review(b.replicaset_pod(), uid="probe"))
+
+
+def distinct_review(i: int, containers: int = 150) -> bytes:
+    extra = [b.container(f"c{i}-{k}", {"cpu": "100m", "memory": "64Mi"}) for k in range(containers)]
+    pod = b.replicaset_pod(containers=[b.container("main", {"cpu": "500m"}), *extra])
+    return orjson.dumps(b.review(pod, uid=f"fill-{i}"))
+
+
+def heavy_review(i: int) -> bytes:
+    extra = [b.container(f"c{k}", {"cpu": "500m", "memory": "1Gi"}) for k in range(HEAVY_CONTAINERS)]
+    pod = b.replicaset_pod(containers=[b.container("main", {"cpu": "500m"}), *extra])
+    return orjson.dumps(b.review(pod, uid=f"heavy-{i}"))
+
+
+def post(conn: http.client.HTTPSConnection, body: bytes) -> int:
+    conn.request("POST", "/mutate", body, {"content-type": "application/json"})
+    resp = conn.getresponse()
+    resp.read()
+    return resp.status
+
+
+# --- the probe ------------------------------------------------------------------------------------
+
+
+def percentile(sorted_ms: Sequence[float], q: float) -> float:
+    if not sorted_ms:
+        return float("nan")
+    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
+
+
+def probe(
+    target: Target, seconds: float, stop: threading.Event | None = None
+) -> tuple[list[float], int, float]:
+    """Small reviews back to back (20 ms apart) for `seconds`: (latencies ms, errors, peak RSS MB)."""
+    body = small_review()
+    latencies: list[float] = []
+    errors = 0
+    peak = target.rss_mb()
+    conn = target.https(timeout=10)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+        started = time.perf_counter()
+        try:
+            ok = post(conn, body) == 200
+        except (OSError, http.client.HTTPException):
+            ok = False
+            conn.close()
+            conn = target.https(timeout=10)
+        if ok:
+            latencies.append((time.perf_counter() - started) * 1000)
+        else:
+            errors += 1
+        peak = max(peak, target.rss_mb())
+        time.sleep(0.02)
+    conn.close()
+    return sorted(latencies), errors, peak
+
+
+def phase(
+    name: str, target: Target, seconds: float, attack: Callable[[threading.Event], str] | None = None
+) -> Phase:
+    """Probe for `seconds` while `attack` runs in a thread; the attack returns its note when stopped."""
+    stop = threading.Event()
+    notes: list[str] = []
+    runner = None
+    if attack is not None:
+        runner = threading.Thread(target=lambda: notes.append(attack(stop)), daemon=True)
+        runner.start()
+        time.sleep(0.5)
+    latencies, errors, peak = probe(target, seconds)
+    stop.set()
+    if runner is not None:
+        runner.join(timeout=120)
+    peak = max(peak, target.rss_mb())
+    note = notes[0] if notes else ""
+    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+    return Phase(name, peak, p50, p99, len(latencies), errors, note)
+
+
+# --- the attacks ----------------------------------------------------------------------------------
+
+
+def cache_fill(target: Target, count: int) -> Callable[[threading.Event], str]:
+    def attack(stop: threading.Event) -> str:
+        sent = 0
+        conn = target.https()
+        for i in range(count):
+            if stop.is_set():
+                break
+            try:
+                post(conn, distinct_review(i))
+                sent += 1
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = target.https()
+        conn.close()
+        return f"{sent} distinct ~{len(distinct_review(0)) // 1000} kB reviews"
+
+    return attack
+
+
+def huge_headers(
+    target: Target, clients: int = 4, size: int = 64 * 1024 * 1024
+) -> Callable[[threading.Event], str]:
+    def one(results: list[int]) -> None:
+        block, sent = b"h" * 65536, 0
+        deadline = time.monotonic() + 30
+        try:
+            with target.connect() as sock:
+                sock.sendall(b"POST /mutate HTTP/1.1\r\nhost: x\r\nx-huge: ")
+                while sent < size and time.monotonic() < deadline:
+                    sock.sendall(block)
+                    sent += len(block)
+        except (OSError, ssl.SSLError):
+            results.append(sent)
+
+    def attack(stop: threading.Event) -> str:
+        cut: list[int] = []
+        threads = [threading.Thread(target=one, args=(cut,), daemon=True) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        return f"{len(cut)}/{clients} cut before {size >> 20} MB"
+
+    return attack
+
+
+def open_many(target: Target, count: int) -> list[ssl.SSLSocket]:
+    socks = []
+    for _ in range(count):
+        try:
+            socks.append(target.connect())
+        except (OSError, ssl.SSLError):
+            break
+    return socks
+
+
+def closed_by_server(sock: ssl.SSLSocket) -> bool:
+    """Whether the server closed the connection: EOF, an error, or a 408 it sent before closing."""
+    sock.setblocking(False)
+    data = b""
+    for _ in range(100):
+        try:
+            chunk = sock.recv(65536)
+        except ssl.SSLWantReadError:
+            return data.startswith(b"HTTP/1.1 408")
+        except (OSError, ssl.SSLError):
+            return True
+        if not chunk:
+            return True
+        data += chunk
+    return False
+
+
+def still_open(socks: Sequence[ssl.SSLSocket]) -> int:
+    """Connections the server has not closed."""
+    return sum(0 if closed_by_server(s) else 1 for s in socks)
+
+
+def slow_connections(target: Target, count: int, trickle: bool) -> Callable[[threading.Event], str]:
+    def attack(stop: threading.Event) -> str:
+        socks = open_many(target, count)
+        opened = time.monotonic()
+        if trickle:
+            for s in socks:
+                s.sendall(b"POST /mutate HTTP/1.1\r\n")
+        line = 0
+        while not stop.is_set() and time.monotonic() - opened < HEADER_DEADLINE + 3:
+            if trickle:
+                for s in socks:
+                    with suppress(OSError, ssl.SSLError):
+                        s.sendall(b"x-slow-%d: 1\r\n" % line)
+                line += 1
+            stop.wait(1.0)
+        while time.monotonic() - opened < HEADER_DEADLINE + 3:  # the probe ended first: wait for the cut
+            time.sleep(0.2)
+        alive = still_open(socks)
+        for s in socks:
+            s.close()
+        return f"{alive}/{len(socks)} open after {HEADER_DEADLINE + 3:.0f} s"
+
+    return attack
+
+
+def heavy(target: Target, clients: int = 6) -> Callable[[threading.Event], str]:
+    body = heavy_review(0)
+
+    def one(stop: threading.Event, done: list[int]) -> None:
+        conn = target.https(timeout=120)
+        while not stop.is_set():
+            try:
+                done.append(post(conn, body))
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                conn = target.https(timeout=120)
+        conn.close()
+
+    def attack(stop: threading.Event) -> str:
+        done: list[int] = []
+        threads = [threading.Thread(target=one, args=(stop, done), daemon=True) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        ok = sum(1 for s in done if s == 200)
+        return f"{clients} clients, {ok}/{len(done)} x {len(body) / 1e6:.2f} MB answered 200"
+
+    return attack
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 else "-"
+
+
+def table(phases: Sequence[Phase]) -> str:
+    quiet = phases[0]
+    head = (
+        f"{'phase':<13} {'RSS MB':>7} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'p99 ratio':>9} {'probes':>6}"
+    )
+    lines = [head + "  attack", "-" * (len(head) + 40)]
+    for p in phases:
+        rss = f"{p.rss_mb:>7.1f} {ratio(p.rss_mb, quiet.rss_mb):>6}"
+        latency = f"{p.p50_ms:>7.1f} {p.p99_ms:>7.1f} {ratio(p.p99_ms, quiet.p99_ms):>9}"
+        errors = f" ({p.errors} probe errors)" if p.errors else ""
+        lines.append(f"{p.name:<13} {rss} {latency} {p.probes:>6}  {p.note}{errors}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=8.0, help="probe time per phase")
+    parser.add_argument("--distinct", type=int, default=1500, help="large distinct reviews in cache-fill")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", default="", help="comma-separated attack phases to run (default: all)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, webhook(Path(tmp)) as target:
+        probe(target, 1.0)  # warm up
+        seconds = args.seconds
+        attacks: dict[str, tuple[float, Callable[[threading.Event], str]]] = {
+            "cache-fill": (seconds * 2, cache_fill(target, args.distinct)),
+            "huge-headers": (seconds, huge_headers(target)),
+            "trickle": (seconds, slow_connections(target, 500, trickle=True)),
+            "idle": (seconds, slow_connections(target, 200, trickle=False)),
+            "heavy": (seconds, heavy(target)),
+        }
+        chosen = [a for a in args.only.split(",") if a] or list(attacks)
+        phases = [phase("quiet", target, seconds)]
+        phases += [phase(name, target, *attacks[name]) for name in chosen]
+    print(table(phases))
+    if args.json is not None:
+        args.json.write_text(json.dumps([asdict(p) for p in phases], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,332 @@
+"""`podsizer explain NAMESPACE/KIND/NAME`: the full reasoning for one workload, from the same run as
+`recommend` (same source flags): reasons, policy and bounds, confidence, sizing mode, GPU findings,
+the cost basis and the pod plan's exact changes. Exit status: 0 found, 2 unknown workload (with close
+matches), 1 a runtime failure of the source."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import textwrap
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import orjson
+
+from podsizer.api.quantity import format_resource
+from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
+from podsizer.bounds import policy_for
+from podsizer.owners import Skipped
+from podsizer.plan_view import GPU_OPT_IN
+from podsizer.settings import RecommenderSettings, add_arguments
+from podsizer.sizing_policy import SizingPolicy
+from recommender.commands import DEFAULT_WIRING, load_settings, one_run
+from recommender.model import SourceError
+from recommender.output.compact import amount
+from recommender.output.costbasis import cost_basis
+from recommender.output.report import Report, plan_record
+from recommender.output.store.base import StoreError
+from recommender.wiring import Wiring
+
+WIDTH = 100
+
+
+def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "workload", metavar="NAMESPACE/KIND/NAME", help="the workload (NAMESPACE/NAME if unique)"
+    )
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="default: text")
+    parser.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
+    add_arguments(parser, RecommenderSettings)
+
+
+def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:
+    """Run once like `recommend`, then print the one workload's explanation."""
+    settings = load_settings(args)
+    try:
+        report = one_run(settings, wiring, None, progress=not args.no_progress).report
+    except (SourceError, StoreError) as exc:
+        print(f"podsizer explain: {exc}", file=sys.stderr)
+        return 1
+    rec = find(report.recommendations, args.workload)
+    if rec is None:
+        print(not_found(report, args.workload), file=sys.stderr)
+        return 2
+    policy = settings.to_sizing_policy()
+    if args.output == "json":
+        sys.stdout.write(
+            orjson.dumps(explanation(report, rec, policy), option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
+    else:
+        sys.stdout.write(render_text(report, rec, policy))
+    return 0
+
+
+def ref_of(rec: Recommendation) -> str:
+    return f"{rec.namespace}/{rec.target.kind}/{rec.target.name}"
+
+
+def find(recs: Sequence[Recommendation], wanted: str) -> Recommendation | None:
+    """NAMESPACE/KIND/NAME (kind in any case), or NAMESPACE/NAME when one workload has that name."""
+    parts = wanted.strip("/").split("/")
+    if len(parts) == 3:
+        ns, kind, name = parts
+        return next(
+            (
+                r
+                for r in recs
+                if (r.namespace, r.target.kind.lower(), r.target.name) == (ns, kind.lower(), name)
+            ),
+            None,
+        )
+    if len(parts) == 2:
+        hits = [r for r in recs if (r.namespace, r.target.name) == tuple(parts)]
+        return hits[0] if len(hits) == 1 else None
+    return None
+
+
+def close_matches(recs: Sequence[Recommendation], wanted: str, n: int = 5) -> list[str]:
+    """The workloads whose NAMESPACE/KIND/NAME is closest to `wanted`, or whose name holds its last part."""
+    refs = sorted(ref_of(r) for r in recs)
+    last = wanted.rstrip("/").rsplit("/", 1)[-1].lower()
+    close = difflib.get_close_matches(wanted, refs, n=n, cutoff=0.75)
+    contains = [r for r in refs if last and last in r.rsplit("/", 1)[-1].lower() and r not in close]
+    return (close + contains)[:n]
+
+
+def not_found(report: Report, wanted: str) -> str:
+    lines = [f"podsizer explain: no workload {wanted!r} in this run"]
+    skipped = [s for s in report.skipped if _skipped_matches(s, wanted)]
+    lines += [f"  skipped: {s.subject}: {s.reason}" for s in skipped]
+    matches = close_matches(report.recommendations, wanted)
+    if matches:
+        lines.append("close matches:")
+        lines += [f"  {m}" for m in matches]
+    else:
+        lines.append(f"({len(report.recommendations)} workloads in this run; see podsizer recommend)")
+    return "\n".join(lines)
+
+
+def _skipped_matches(s: Skipped, wanted: str) -> bool:
+    parts = wanted.strip("/").split("/")
+    return s.subject.startswith(parts[0] + "/") and s.subject.rsplit("/", 1)[-1] == parts[-1]
+
+
+# --- the explanation -----------------------------------------------------------------------------
+
+
+def _quantity(resource: str, value: float) -> str:
+    return amount(resource, format_resource(resource, value))
+
+
+def _quantities(values: dict[str, float]) -> dict[str, str]:
+    return {r: _quantity(r, v) for r, v in sorted(values.items())}
+
+
+Bounds = dict[str, dict[str, dict[str, str]]]
+
+
+def bounds_of(rec: Recommendation, container: str) -> Bounds:
+    """The user's bounds that apply to one container (the core's rule: its own entry, else "*")."""
+    p = policy_for(container, rec.policy)
+    if p is None:
+        return {}
+    key = "container" if p.container == container else "all containers"
+    return {
+        key: {
+            "minAllowed": _quantities(dict(p.min_allowed)),
+            "maxAllowed": _quantities(dict(p.max_allowed)),
+        }
+    }
+
+
+def policy_record(policy: SizingPolicy) -> dict[str, object]:
+    """The sizing settings that shape every recommendation: percentiles, margins, floors, ceilings."""
+    return {
+        "cpu": f"p{policy.cpu_percentile * 100:g} + {policy.cpu_margin * 100:g}% margin",
+        "memory": f"p{policy.memory_percentile * 100:g} + {policy.memory_margin * 100:g}% margin",
+        "floors": {
+            "cpu": _quantity("cpu", policy.cpu_min_cores),
+            "memory": _quantity("memory", policy.memory_min_bytes),
+        },
+        "ceilings": {
+            "cpu": _quantity("cpu", policy.max_cpu_cores),
+            "memory": _quantity("memory", policy.max_memory_bytes),
+            "nvidia.com/gpu": f"{policy.max_gpus:g}",
+        },
+        "memoryLimit": f"request x {policy.memory_limit_factor:g}",
+        "cpuLimit": "none" if policy.cpu_limit_factor is None else f"request x {policy.cpu_limit_factor:g}",
+        "confidenceThreshold": policy.confidence_threshold,
+    }
+
+
+def gpu_record(report: Report, rec: Recommendation, name: str) -> dict[str, object] | None:
+    """GPUs of one container as the plan sees them: held, recommended, written, held back by the opt-in."""
+    plan = report.plan(rec)
+    if plan is None:
+        return None
+    g = plan.gpu(name)
+    if g.current is None and g.recommended is None:
+        return None
+    return {
+        "resource": g.held,
+        "current": g.current,
+        "recommended": g.recommended,
+        "written": g.new,
+        "writtenResource": g.resource,
+        "needsOptIn": g.needs_opt_in,
+    }
+
+
+def _container(report: Report, rec: Recommendation, c: ContainerRecommendation) -> dict[str, object]:
+    return {
+        "gpu": gpu_record(report, rec, c.name),
+        "name": c.name,
+        "confidence": round(c.confidence, 4),
+        "lowConfidence": c.low_confidence,
+        "reason": c.reason,
+        "requests": dict(c.requests),
+        "limits": dict(c.limits),
+        "bounds": bounds_of(rec, c.name),
+    }
+
+
+def _cost(report: Report, rec: Recommendation) -> dict[str, object]:
+    items = [i for i in (report.costs.items if report.costs else ()) if i.workload == rec.target]
+    bases = cost_basis(report.costs, report.prices, report.price_file, rec.target)
+    return {
+        "hourly": round(sum(i.hourly_cost for i in items), 6),
+        "wastedHourly": round(sum(i.wasted_hourly_cost for i in items), 6),
+        "pods": [
+            {
+                "pod": i.pod,
+                "container": i.container,
+                "node": i.node,
+                "gpus": i.gpus,
+                "instanceType": i.instance_type,
+                "basis": i.basis,
+                "hourly": round(i.hourly_cost, 6),
+            }
+            for i in items
+        ],
+        "basis": [b.describe() for b in bases],
+        "priceFile": report.price_file,
+    }
+
+
+def explanation(report: Report, rec: Recommendation, policy: SizingPolicy) -> dict[str, object]:
+    """The whole explanation as JSON: the Recommendation (store format), containers, policy, cost, plan."""
+    return {
+        "workload": ref_of(rec),
+        "sizingMode": rec.sizing_mode,
+        "reason": rec.reason,
+        "recommendation": recommendation_to_resource(rec),
+        "containers": [_container(report, rec, c) for c in rec.containers],
+        "policy": policy_record(policy),
+        "cost": _cost(report, rec),
+        "plan": plan_record(report, rec),
+    }
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+
+def _when(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _para(label: str, text: str, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(f"{label}{text}", WIDTH, initial_indent=indent, subsequent_indent=indent + "    ")
+
+
+def _pairs(values: object) -> str:
+    if not isinstance(values, dict) or not values:
+        return "-"
+    return ", ".join(f"{k} {v}" for k, v in values.items())
+
+
+def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> str:
+    w = rec.window
+    out = [ref_of(rec) + (f" (cluster {rec.cluster})" if rec.cluster else "")]
+    out += _para("sizing: ", rec.reason or rec.sizing_mode)
+    out.append(f"  window: {_when(w.start)} to {_when(w.end)}, {w.samples} samples")
+    out += ["", "Containers:"]
+    for c in rec.containers:
+        low = " (low: the webhook does not apply it)" if c.low_confidence else ""
+        out.append(f"  {c.name}: confidence {c.confidence:.2f}{low}")
+        out += _para("reason: ", c.reason, "    ")
+        out.append(f"    recommended: requests {_pairs(dict(c.requests))}; limits {_pairs(dict(c.limits))}")
+        out += _gpu_line(report, rec, c.name)
+        for scope, b in bounds_of(rec, c.name).items():
+            out.append(f"    bounds ({scope}): min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}")
+    p = policy_record(policy)
+    out += ["", "Policy:"]
+    out.append(
+        f"  cpu {p['cpu']}, memory {p['memory']}; memory limit {p['memoryLimit']}, cpu limit {p['cpuLimit']}"
+    )
+    out.append(f"  floors: {_pairs(p['floors'])}; ceilings: {_pairs(p['ceilings'])}")
+    out.append(f"  confidence threshold {p['confidenceThreshold']}")
+    out += _gpu(rec) + _cost_text(report, rec) + _plan_text(report, rec)
+    return "\n".join(out) + "\n"
+
+
+def _gpu_line(report: Report, rec: Recommendation, name: str) -> list[str]:
+    g = gpu_record(report, rec, name)
+    if g is None:
+        return []
+    line = f"    GPUs: {g['current'] or 0} held, {g['recommended'] or '-'} recommended"
+    if g["written"] is not None:
+        line += f", {g['written']} {g['writtenResource']} written by the plan"
+    elif g["needsOptIn"]:
+        line += f"; the plan keeps {g['current']}: written only with {GPU_OPT_IN}"
+    else:
+        line += "; the plan keeps them"
+    return [line]
+
+
+def _gpu(rec: Recommendation) -> list[str]:
+    g = rec.gpu
+    if g is None:
+        return []
+    out = [
+        "",
+        "GPU:",
+        f"  {g.allocated} x {g.model}; {g.activity_signal} p95 {g.sm_active_p95:.2f}; "
+        f"framebuffer max {format_resource('memory', g.fb_used_max_bytes)}",
+    ]
+    if g.idle:
+        since = f" since {_when(g.idle_since)}" if g.idle_since else ""
+        out.append(f"  idle{since}")
+    if g.suggested_resource:
+        out.append(f"  a MIG slice would do: {g.suggested_resource}")
+    return out
+
+
+def _cost_text(report: Report, rec: Recommendation) -> list[str]:
+    cost = _cost(report, rec)
+    pods = cost["pods"]
+    if not isinstance(pods, list) or not pods:
+        return []
+    out = ["", f"Cost: {cost['hourly']:.2f} $/hour, {cost['wastedHourly']:.2f} $/hour wasted"]
+    for line in cost["basis"] if isinstance(cost["basis"], list) else []:
+        out += _para("", str(line))
+    return out
+
+
+def _plan_text(report: Report, rec: Recommendation) -> list[str]:
+    plan = report.plan(rec)
+    out = ["", "Pod changes (the pod plan: what the webhook writes):"]
+    if plan is None:
+        return [*out, "  none: the source does not know the workload's containers"]
+    pp = plan.plan
+    out.append(f"  mode {plan.shown_mode}" + (f"; not applied: {pp.skip}" if pp.skip else ""))
+    if pp.detail:
+        out += _para("", pp.detail)
+    out += [line for note in pp.notes for line in _para("note: ", note)]
+    for ch in pp.changes:
+        old, new = ch.old or "(unset)", ch.new or "(removed)"
+        out.append(f"  {ch.section}/{ch.container} {ch.field}.{ch.resource}: {old} -> {new}")
+    if not pp.changes:
+        out.append("  no changes")
+    return out
