@@ -61,8 +61,10 @@ def _wants_json(request: Request) -> bool:
     return path.startswith("/api/") or path == "/api" or path.startswith("/static/")
 
 
-def create_console_app(data: ConsoleData) -> FastAPI:
-    """A read-only console over `data`. No Swagger UI (it loads from a CDN): readable docs at /docs."""
+def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI:
+    """A read-only console over `data`, or over what `data()` returns at each request (a refreshing source:
+    each request reads one build). No Swagger UI (it loads from a CDN): readable docs at /docs."""
+    current: Callable[[], ConsoleData] = data if callable(data) else (lambda: data)
     app = FastAPI(
         title="podsizer console",
         summary="Recommendations, GPU inventory, per-pod GPU usage, idle-GPU waste and cost.",
@@ -87,18 +89,18 @@ def create_console_app(data: ConsoleData) -> FastAPI:
         if exc.status_code != 404 or _wants_json(request):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
         message = f"No page at {request.url.path}."
-        return HTMLResponse(pages.not_found(message, views.meta(data)), status_code=404)
+        return HTMLResponse(pages.not_found(message, views.meta(current())), status_code=404)
 
     @app.get("/api/meta", tags=["api"])
     def api_meta() -> views.MetaOut:
         """Source and time window of the data."""
-        return views.meta(data)
+        return views.meta(current())
 
     @app.get("/api/overview", tags=["api"])
     def api_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> views.OverviewOut:
         """Workloads (filtered, searched, sorted, one page) with current vs planned requests, savings per
         current replica in resources and dollars, sizing path, confidence and mode; totals over all."""
-        return views.overview(data, query)
+        return views.overview(current(), query)
 
     @app.get(
         "/api/workloads/{namespace}/{kind}/{name}",
@@ -110,39 +112,39 @@ def create_console_app(data: ConsoleData) -> FastAPI:
     ) -> views.WorkloadDetailOut:
         """A workload: recommendation, the pod plan's changes, pods, history (peak over pods), forecast."""
         try:
-            return views.workload_detail(data, namespace, kind, name, points)
+            return views.workload_detail(current(), namespace, kind, name, points)
         except views.UnknownWorkload as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/api/gpu", tags=["api"])
     def api_gpu() -> views.GpuOut:
         """Everything the GPU page shows: nodes (unallocated GPUs costed), per-pod usage, waste and cost."""
-        return views.gpu(data)
+        return views.gpu(current())
 
     @app.get("/api/gpu/nodes", tags=["api"])
     def api_gpu_nodes() -> list[views.GpuNodeOut]:
         """Per-node GPU inventory: model, count, MIG layout, allocation, unallocated GPUs and their cost."""
-        return views.gpu_nodes(data)
+        return views.gpu_nodes(current())
 
     @app.get("/api/gpu/pods", tags=["api"])
     def api_gpu_pods() -> list[views.GpuPodOut]:
         """Per-pod GPU usage: activity (SM), DRAM activity, framebuffer, cost."""
-        return views.gpu_pods(data)
+        return views.gpu_pods(current())
 
     @app.get("/api/gpu/waste", tags=["api"])
     def api_gpu_waste() -> list[views.WasteOut]:
         """Idle GPU pods with idle-since and wasted cost per hour."""
-        return views.waste(data)
+        return views.waste(current())
 
     @app.get("/api/costs", tags=["api"])
     def api_costs() -> views.CostsOut:
         """GPU cost per workload, per namespace and for the cluster ($/h)."""
-        return views.costs(data)
+        return views.costs(current())
 
     @app.get("/api/pods", tags=["api"])
     def api_pods() -> list[views.PodOut]:
         """Pods of workloads (never deployer or hook pods), for drill-down."""
-        return views.pods(data)
+        return views.pods(current())
 
     @app.get(
         "/api/pods/{namespace}/{name}",
@@ -152,35 +154,37 @@ def create_console_app(data: ConsoleData) -> FastAPI:
     def api_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> views.PodDetailOut:
         """A pod's CPU, memory and DCGM time series (downsampled to bucket peaks)."""
         try:
-            return views.pod_detail(data, namespace, name, points)
+            return views.pod_detail(current(), namespace, name, points)
         except views.UnknownPod as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> str:
-        return pages.overview(views.overview(data, query), query)
+        return pages.overview(views.overview(current(), query), query)
 
     @app.get("/gpu", response_class=HTMLResponse, include_in_schema=False)
     def page_gpu() -> str:
-        return pages.gpu(views.gpu(data))
+        return pages.gpu(views.gpu(current()))
 
     @app.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def page_workload(
         namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
     ) -> HTMLResponse:
+        d = current()  # one build for the whole request
         try:
-            detail = views.workload_detail(data, namespace, kind, name, points)
+            detail = views.workload_detail(d, namespace, kind, name, points)
         except views.UnknownWorkload as exc:
-            return HTMLResponse(pages.not_found(str(exc), views.meta(data)), status_code=404)
-        return HTMLResponse(pages.workload(detail, views.meta(data)))
+            return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
+        return HTMLResponse(pages.workload(detail, views.meta(d)))
 
     @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
     def page_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> HTMLResponse:
+        d = current()  # one build for the whole request
         try:
-            detail = views.pod_detail(data, namespace, name, points)
+            detail = views.pod_detail(d, namespace, name, points)
         except views.UnknownPod as exc:
-            return HTMLResponse(pages.not_found(str(exc), views.meta(data)), status_code=404)
-        return HTMLResponse(pages.pod(detail, views.meta(data)))
+            return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
+        return HTMLResponse(pages.pod(detail, views.meta(d)))
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def page_docs() -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
 from podsizer.settings import ConsoleSettings, load_from_args
 from podsizer.settings import add_arguments as add_settings_arguments
+from podsizer.settings.loader import where
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,17 +17,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the data once, then serve it until interrupted; returns the exit status."""
+    """Build the data from the chosen source (a failing source is an error here, never the demo instead),
+    rebuild it in the background every console_refresh_seconds, serve until interrupted."""
     import uvicorn
 
     from console.app import create_console_app
-    from console.demo import DemoConsoleData
+    from console.refresh import RefreshingConsoleData
+    from console.sources import build, build_inputs
+    from recommender.model import SourceError
+    from recommender.output.store.base import StoreError
 
     settings = load_from_args(ConsoleSettings, args)
-    data = DemoConsoleData.build(datetime.now(UTC), plan_policy=settings.plan_policy())
-    where = f"http://{settings.console_host}:{settings.console_port}/"
-    print(f"podsizer console: serving the {settings.console_source} data on {where}", flush=True)
-    uvicorn.run(
-        create_console_app(data), host=settings.console_host, port=settings.console_port, log_level="warning"
+    inputs = build_inputs(settings)
+    try:
+        data = RefreshingConsoleData(lambda now: build(inputs, now), lambda: datetime.now(UTC))
+    except StoreError as exc:
+        print(
+            f"podsizer console: cannot read the store {inputs.store_label} ({where('store')}): {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    except (SourceError, OSError, ValueError) as exc:
+        _, field = settings.chosen_source()
+        print(f"podsizer console: cannot read {inputs.source_label} ({where(field)}): {exc}", file=sys.stderr)
+        return 1
+    stop = data.start(settings.console_refresh_seconds)
+    where_url = f"http://{settings.console_host}:{settings.console_port}/"
+    print(
+        f"podsizer console: serving {inputs.source_label}, store {inputs.store_label}, "
+        f"recommendations {data.meta().origin}, on {where_url}",
+        flush=True,
     )
+    try:
+        uvicorn.run(
+            create_console_app(data.current),
+            host=settings.console_host,
+            port=settings.console_port,
+            log_level="warning",
+        )
+    finally:
+        stop.set()
     return 0

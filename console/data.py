@@ -227,6 +227,9 @@ class Meta:
     generated_at: datetime
     window_start: datetime
     window_end: datetime
+    store: str = ""  # the Recommendation store in force ("" where none is read: hand-built data)
+    origin: str = ""  # where the recommendations shown come from: the store, or a run over the data
+    error: str | None = None  # the last refresh failed: why (the data shown is the previous build)
 
 
 class ConsoleData(Protocol):

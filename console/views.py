@@ -57,10 +57,15 @@ class WorkloadId(BaseModel):
 
 
 class MetaOut(BaseModel):
+    """Source, store, where the recommendations come from, the window, and the last refresh error."""
+
     source: str
     generated_at: datetime
     window_start: datetime
     window_end: datetime
+    store: str = ""
+    origin: str = ""
+    error: str | None = None
 
 
 class ContainerOut(BaseModel):
@@ -313,7 +318,13 @@ class PodDetailOut(BaseModel):
 def meta(data: ConsoleData) -> MetaOut:
     m = data.meta()
     return MetaOut(
-        source=m.source, generated_at=m.generated_at, window_start=m.window_start, window_end=m.window_end
+        source=m.source,
+        generated_at=m.generated_at,
+        window_start=m.window_start,
+        window_end=m.window_end,
+        store=m.store,
+        origin=m.origin,
+        error=m.error,
     )
 
 

@@ -135,6 +135,7 @@ def create_app(
     """Build the app; nothing global: the caller owns the store, caches, registry and clock."""
     admitter = admitter_for(settings, snapshot_provider, owner_cache, metadata or NoMetadata())
     metrics = WebhookMetrics(metrics_registry, snapshot_provider, clock)
+    admitter.on_guard = metrics.guarded
     cap = settings.max_body_bytes
     heavy = anyio.CapacityLimiter(settings.offload_concurrency)
     app = FastAPI(title="podsizer webhook", docs_url=None, redoc_url=None, openapi_url=None)

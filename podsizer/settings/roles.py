@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, JsonValue, field_validator
 
 from podsizer.api.quantity import parse as parse_quantity
-from podsizer.settings.base import SharedSettings, comma_list, empty_is_none
+from podsizer.settings.base import SharedSettings, comma_list, empty_is_none, lowered
 from podsizer.sizing_policy import SizingPolicy
 
 _POLICY = SizingPolicy()
@@ -21,11 +21,13 @@ def old_flags(*flags: str) -> dict[str, JsonValue]:
     return {"flags": list(flags)}
 
 
-class RecommenderSettings(SharedSettings):
-    """`podsizer recommend` and `podsizer run`: metrics source, loop, sizing policy, operations."""
+SourceName = Literal["prometheus", "demo", "file", "dcgm"]
 
-    # Metrics source
-    source: Literal["prometheus", "demo", "file", "dcgm"] = Field(
+
+class MetricsSourceSettings(SharedSettings):
+    """The metrics source's connection and window, read alike by the recommender and the console."""
+
+    source: SourceName = Field(
         default="prometheus", description="metrics source: prometheus, demo (built-in data set), file, dcgm"
     )
     prometheus_url: str = Field(
@@ -45,6 +47,33 @@ class RecommenderSettings(SharedSettings):
         "re-asked over shorter time ranges, else the namespace is skipped",
     )
     source_file: Path | None = Field(default=None, description="data file read by --source file")
+    namespaces: tuple[str, ...] = Field(
+        default=(), description="comma-separated namespaces to size (empty: all)"
+    )
+    window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
+
+    @field_validator("namespaces", mode="before")
+    @classmethod
+    def _source_comma_list(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("prometheus_max_response_bytes", mode="before")
+    @classmethod
+    def _source_quantity(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip():
+            return parse_quantity(value.strip())
+        return value
+
+    @field_validator("prometheus_bearer_token_file", "source_file", mode="before")
+    @classmethod
+    def _source_empty(cls, value: object) -> object:
+        return empty_is_none(value)
+
+
+class RecommenderSettings(MetricsSourceSettings):
+    """`podsizer recommend` and `podsizer run`: metrics source, loop, sizing policy, operations."""
+
+    # Metrics source (the shared part: MetricsSourceSettings)
     dcgm_urls: tuple[str, ...] = Field(
         default=(), description="comma-separated dcgm-exporter /metrics URLs for --source dcgm"
     )
@@ -54,11 +83,6 @@ class RecommenderSettings(SharedSettings):
     dcgm_store_path: Path | None = Field(
         default=None, description="journal of scraped DCGM samples, replayed at start (empty: memory only)"
     )
-    namespaces: tuple[str, ...] = Field(
-        default=(), description="comma-separated namespaces to size (empty: all)"
-    )
-    window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
-
     # Loop
     interval_seconds: float = Field(
         default=3600.0, gt=0, description="seconds between runs of `podsizer run`"
@@ -180,7 +204,7 @@ class RecommenderSettings(SharedSettings):
         default=None, description="holder identity in the Lease (empty: POD_NAME or hostname)"
     )
 
-    @field_validator("namespaces", "dcgm_urls", mode="before")
+    @field_validator("dcgm_urls", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
         return comma_list(value)
@@ -189,7 +213,6 @@ class RecommenderSettings(SharedSettings):
         "cpu_min_cores",
         "memory_min_bytes",
         "oom_bump_min_bytes",
-        "prometheus_max_response_bytes",
         mode="before",
     )
     @classmethod
@@ -200,8 +223,6 @@ class RecommenderSettings(SharedSettings):
 
     @field_validator(
         "cpu_limit_factor",
-        "prometheus_bearer_token_file",
-        "source_file",
         "dcgm_store_path",
         "price_file",
         "lease_namespace",
@@ -289,7 +310,10 @@ class WebhookSettings(SharedSettings):
         return frozenset(names | {self.namespace})
 
 
-class ConsoleSettings(SharedSettings):
+ConsoleSource = Literal["demo", "file", "prometheus"]
+
+
+class ConsoleSettings(MetricsSourceSettings):
     """`podsizer console`: where the read-only web console listens and what it shows."""
 
     console_host: str = Field(
@@ -301,11 +325,27 @@ class ConsoleSettings(SharedSettings):
     console_port: int = Field(
         default=8080, ge=1, le=65535, description="port to listen on", json_schema_extra=old_flags("--port")
     )
-    console_source: Literal["demo"] = Field(
-        default="demo",
-        description="where the data comes from; only the built-in demo cluster for now",
-        json_schema_extra=old_flags("--source"),
+    console_source: ConsoleSource | None = Field(
+        default=None,
+        description="where the data comes from: demo, file or prometheus (empty: PODSIZER_SOURCE / "
+        "--source when set, else demo, the built-in data set)",
     )
+    console_refresh_seconds: float = Field(
+        default=300.0, gt=0, description="seconds between rebuilds of the data from the source and store"
+    )
+
+    @field_validator("console_source", mode="before")
+    @classmethod
+    def _console_empty(cls, value: object) -> object:
+        return empty_is_none(lowered(value))
+
+    def chosen_source(self) -> tuple[str, str]:
+        """(source, the setting that chose it): console_source, else source when set, else the demo."""
+        if self.console_source is not None:
+            return self.console_source, "console_source"
+        if "source" in self.model_fields_set:
+            return self.source, "source"
+        return "demo", "console_source"
 
 
 ROLES: tuple[type[SharedSettings], ...] = (RecommenderSettings, WebhookSettings, ConsoleSettings)

@@ -37,13 +37,21 @@ class Quantiles:
 
     @staticmethod
     def of(values: FloatArray) -> Quantiles:
-        """Quantiles of the finite values; raises ValueError when there are none."""
+        """Quantiles of the finite values (second_max and min too); raises ValueError when there are none."""
         finite = values[np.isfinite(values)]
         if finite.size == 0:
             raise ValueError("no finite samples")
         p50, p90, p95, p99 = np.quantile(finite, [0.5, 0.9, 0.95, 0.99])
+        second = np.partition(finite, -2)[-2] if finite.size > 1 else finite[0]
         return Quantiles(
-            float(p50), float(p90), float(p95), float(p99), float(finite.max()), float(finite.mean())
+            float(p50),
+            float(p90),
+            float(p95),
+            float(p99),
+            float(finite.max()),
+            float(finite.mean()),
+            second_max=float(second),
+            min=float(finite.min()),
         )
 
 

@@ -5,9 +5,12 @@ Rules:
 - Every pod is resolved to its workload through `OwnerGraph`; pods that resolve to `Skipped`
   (DeploymentConfig deployer/hook pods, bare pods, unsupported owners, pods without PodInfo) are left
   out of every aggregate and listed once in `snapshot.skipped`.
-- Per (workload, container): cpu/memory Quantiles over all finite samples of all its pods; the
-  per-replica steady state is the median across pods of each pod's median; requests/limits come from
-  the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
+- Impossible samples (negative, infinite, above the largest node's allocatable where the nodes report it)
+  are gaps, counted per (workload, container) in ContainerUsage.rejected; a container whose every sample
+  of a resource was rejected keeps NaN quantiles for it, so sizing skips the workload with that reason.
+- Per (workload, container): cpu/memory Quantiles (second_max and min too) over all finite samples of all
+  its pods; the per-replica steady state is the median across pods of each pod's median; requests/limits
+  come from the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
   `samples` counts raw samples: a pre-reduced series (ContainerSamples.samples set) brings its own count.
 - GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
   container's pods and prices each pod. Activity is the mean over the pod's GPUs per timestamp, from
@@ -24,7 +27,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -38,6 +41,7 @@ from recommender.model import (
     FloatArray,
     GpuUsage,
     Quantiles,
+    RejectedSamples,
     TimeSeries,
     UsageSnapshot,
     WorkloadDemand,
@@ -85,9 +89,18 @@ def _row_stats(arrays: Sequence[FloatArray]) -> list[Quantiles]:
         q = np.quantile(m, _QS, axis=1)
         mx = m.max(axis=1)
         mean = m.mean(axis=1)
+        second = np.partition(m, -2, axis=1)[:, -2] if m.shape[1] > 1 else mx
+        low = m.min(axis=1)
         for j, i in enumerate(idx):
             out[i] = Quantiles(
-                float(q[0, j]), float(q[1, j]), float(q[2, j]), float(q[3, j]), float(mx[j]), float(mean[j])
+                float(q[0, j]),
+                float(q[1, j]),
+                float(q[2, j]),
+                float(q[3, j]),
+                float(mx[j]),
+                float(mean[j]),
+                second_max=float(second[j]),
+                min=float(low[j]),
             )
     return [q for q in out if q is not None]
 
@@ -111,7 +124,8 @@ def _pooled(arrays: list[FloatArray]) -> FloatArray:
 
 def _median_of(values: FloatArray) -> float:
     """Median of the finite values (one per pod: few, so in Python rather than numpy's per-call cost)."""
-    return float(statistics.median(_finite(values).tolist()))
+    finite = _finite(values)
+    return float(statistics.median(finite.tolist())) if finite.size else math.nan
 
 
 def _finite(a: FloatArray) -> FloatArray:
@@ -124,6 +138,51 @@ class _ContainerGroup:
     workload: WorkloadRef
     container: str
     series: list[ContainerSamples]
+    rejected: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, rule) -> samples
+
+
+_RESOURCES = ("cpu", "memory")
+_FINITE_MAX = float(np.finfo(np.float64).max)
+
+
+def largest_allocatable(raw: RawDataset) -> dict[str, float]:
+    """The largest cpu and memory allocatable over the nodes that report it (nothing above can be used)."""
+    out: dict[str, float] = {}
+    for node in raw.nodes:
+        for resource in _RESOURCES:
+            value = node.allocatable.get(resource)
+            if value is not None and math.isfinite(value) and value > 0:
+                out[resource] = max(out.get(resource, 0.0), value)
+    return out
+
+
+def _masked(
+    s: ContainerSamples, top: dict[str, float], counts: dict[tuple[str, str], int]
+) -> ContainerSamples:
+    """The series with impossible samples turned into gaps (NaN), each counted in `counts` by rule."""
+    arrays = {"cpu": s.cpu_cores, "memory": s.memory_bytes}
+    changed = False
+    for resource, a in arrays.items():
+        if a.size == 0 or (np.fmin.reduce(a) >= 0 and np.fmax.reduce(a) <= top.get(resource, _FINITE_MAX)):
+            continue  # the usual case, in two reductions that skip NaN gaps and allocate nothing
+        infinite = np.isinf(a)
+        with np.errstate(invalid="ignore"):
+            negative = a < 0
+            above = (a > top[resource]) & ~infinite if resource in top else np.zeros_like(infinite)
+        bad = infinite | negative | above
+        if not bad.any():
+            continue
+        for rule, mask in (
+            ("non-finite", infinite & ~negative),
+            ("negative", negative),
+            ("above-allocatable", above),
+        ):
+            n = int(np.count_nonzero(mask))
+            if n:
+                counts[(resource, rule)] = counts.get((resource, rule), 0) + n
+        arrays[resource] = np.where(bad, np.nan, a)
+        changed = True
+    return replace(s, cpu_cores=arrays["cpu"], memory_bytes=arrays["memory"]) if changed else s
 
 
 @dataclass
@@ -198,6 +257,10 @@ def _container_usage(
         last_seen=_dt(last),
         pods=len(pod_names),
         oom_kill_memory_bytes=oom.get((group.workload, group.container)),
+        rejected=tuple(
+            RejectedSamples(resource, rule, n)  # type: ignore[arg-type]
+            for (resource, rule), n in sorted(group.rejected.items())
+        ),
         current_requests=dict(info.requests.get(group.container, {})) if info else {},
         current_limits=dict(info.limits.get(group.container, {})) if info else {},
         init_container=init,
@@ -212,9 +275,16 @@ def _usable(
         cpu = _finite(_pooled([s.cpu_cores for s in g.series]))
         mem = _finite(_pooled([s.memory_bytes for s in g.series]))
         subject = f"{g.workload}/container/{g.container}"
+        cpu_gone = cpu.size == 0 and any(r == "cpu" for r, _ in g.rejected)
+        mem_gone = mem.size == 0 and any(r == "memory" for r, _ in g.rejected)
+        if cpu_gone != mem_gone:  # one resource's samples all rejected: NaN, so sizing names it and skips
+            cpu, mem = (np.array([np.nan]) if cpu_gone else cpu), (np.array([np.nan]) if mem_gone else mem)
         missing = [name for name, a in (("cpu", cpu), ("memory", mem)) if a.size == 0]
         if missing:
-            skipped.setdefault(subject, Skipped(subject, f"no finite {' or '.join(missing)} samples"))
+            why = f"no finite {' or '.join(missing)} samples"
+            if g.rejected:
+                why += f" ({sum(g.rejected.values())} rejected: negative, infinite or above node allocatable)"
+            skipped.setdefault(subject, Skipped(subject, why))
             continue
         yield g, cpu, mem
 
@@ -482,6 +552,7 @@ def aggregate(
         res.workload(p.namespace, p.name)
 
     groups: dict[tuple[WorkloadRef, str], _ContainerGroup] = {}
+    top = largest_allocatable(raw)
     for s in raw.containers:
         workload = res.workload(s.namespace, s.pod)
         if workload is None:
@@ -490,7 +561,7 @@ def aggregate(
         group = groups.get(key)
         if group is None:
             group = groups[key] = _ContainerGroup(workload, s.container, [])
-        group.series.append(s)
+        group.series.append(_masked(s, top, group.rejected))
     ordered = [groups[k] for k in sorted(groups)]
 
     oom: dict[tuple[WorkloadRef, str], float] = {}

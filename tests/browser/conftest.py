@@ -9,12 +9,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from console.app import create_console_app
 from console.demo import DemoConsoleData
@@ -66,10 +68,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(SKIP_REASON.format(missing=", ".join(missing)), red=True, bold=True)
 
 
-@pytest.fixture(scope="session")
-def base_url() -> Iterator[str]:
-    """The console on the demo data, served by uvicorn in a thread on a free 127.0.0.1 port."""
-    app = create_console_app(DemoConsoleData.build(datetime.now(UTC)))
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """`app` served by uvicorn in a thread on a free 127.0.0.1 port; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -88,6 +89,13 @@ def base_url() -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def base_url() -> Iterator[str]:
+    """The console on the demo data, served by uvicorn in a thread on a free 127.0.0.1 port."""
+    with serving(create_console_app(DemoConsoleData.build(datetime.now(UTC)))) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

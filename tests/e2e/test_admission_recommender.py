@@ -11,6 +11,7 @@ import pytest
 from kubernetes import client
 
 from podsizer.api import recommendation_from_resource
+from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
 from recommender.input.demo import build_demo_dataset
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
@@ -57,7 +58,10 @@ def _webhook_applies(admin: client.ApiClient, report: dict[str, Any], workload: 
     rec = reported_recommendations(report)[("shop", f"deployment-{workload}")]
     container = rec["status"]["containers"][0]
     template = {"requests": {"cpu": "10m", "memory": "16Mi"}}
-    create_objects(admin, [deployment(workload, container["name"], template)], namespace="shop")
+    manifest = deployment(workload, container["name"], template)
+    # From 10m/16Mi the recommendation is more than the default 4x change: the workload opts in to it.
+    manifest["spec"]["template"]["metadata"].setdefault("annotations", {})[ALLOW_LARGE_CHANGE_KEY] = "true"
+    create_objects(admin, [manifest], namespace="shop")
     pod = first_pod_once_webhook_applies(admin, "shop", workload, container["requests"])
     assert container_resources(pod)["requests"] == container["requests"]
     applied = json.loads(pod["metadata"]["annotations"]["podsizer.io/applied"])

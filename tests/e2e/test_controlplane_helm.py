@@ -100,7 +100,8 @@ def test_helm_install_creates_every_object_and_the_controllers_run_them(
     assert hook["failurePolicy"] == "Ignore"
     assert hook["timeoutSeconds"] <= 5
     assert hook["clientConfig"]["service"]["namespace"] == namespace
-    (secret,) = [m for m in manifests if m["kind"] == "Secret"]
+    # The serving pair; the CA and its key (for renewal) sit in a second, Opaque Secret no pod mounts.
+    (secret,) = [m for m in manifests if m["kind"] == "Secret" and m.get("type") == "kubernetes.io/tls"]
     stored_secret = client.CoreV1Api(admin_client).read_namespaced_secret(
         secret["metadata"]["name"], namespace
     )

@@ -97,6 +97,10 @@ class PromClient:
     Answers come uncompressed unless compress=True: gzip of the per-namespace range answers costs
     Prometheus about three times the CPU of evaluating them (measured on 2.42); turn it on only where
     the link to Prometheus, not its CPU, is the bottleneck.
+
+    Hostile answers: at most max_response_bytes of each body is read (AnswerTooLarge past it; see
+    query_range_split), each request takes at most `timeout` in all, non-finite values are counted in
+    `rejections`, and `auth` (e.g. BearerTokenFile) is httpx's auth hook.
     """
 
     def __init__(
@@ -136,10 +140,11 @@ class PromClient:
             request = self._http.build_request("GET", f"{path}?{urlencode(form)}")
         else:
             request = self._http.build_request("POST", path, content=urlencode(form).encode(), headers=_FORM)
+        deadline = time.monotonic() + self.timeout
         try:
             resp = self._http.send(request, stream=True)
             try:
-                return _Answer(resp.status_code, self._body(resp, url, what))
+                return _Answer(resp.status_code, self._body(resp, url, what, deadline))
             finally:
                 resp.close()
         except httpx.TimeoutException as exc:
@@ -147,12 +152,11 @@ class PromClient:
         except httpx.HTTPError as exc:
             raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
 
-    def _body(self, resp: httpx.Response, url: str, what: str) -> bytearray:
+    def _body(self, resp: httpx.Response, url: str, what: str, deadline: float) -> bytearray:
         limit = self.max_response_bytes
         declared = resp.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             raise _too_large(url, what, limit)
-        deadline = time.monotonic() + self.timeout
         body = bytearray()
         for chunk in resp.iter_bytes():
             if len(body) + len(chunk) > limit:

@@ -178,10 +178,14 @@ class PrometheusSource:
             skipped=(*too_large, *empty, *cluster.skipped),
         )
 
-    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
+    def usage(self, raw: RawDataset) -> UsageSnapshot:
+        """The usage model of a dataset this source gave (its window's demand and activity steps)."""
         return aggregate(
-            self.dataset(start, end, progress),
+            raw,
             source=self.name,
-            demand_step=step_for(start, end, self.demand_step_s),
-            activity_step=step_for(start, end, self.activity_step_s),
+            demand_step=step_for(raw.start, raw.end, self.demand_step_s),
+            activity_step=step_for(raw.start, raw.end, self.activity_step_s),
         )
+
+    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
+        return self.usage(self.dataset(start, end, progress))

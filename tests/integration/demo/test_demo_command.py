@@ -3,8 +3,12 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from podsizer.api import WorkloadRef, recommendation_from_resource
 from podsizer.api.quantity import parse
+from podsizer.plan import plan_pod
+from podsizer.policy import PlanPolicy
 from recommender.demo import demo, main
 
 
@@ -22,9 +26,17 @@ def test_auto_pod_gets_the_stored_recommendation_and_dry_run_only_annotates(tmp_
     rec = recs["deployment-storefront"].container("web")
     assert rec is not None
 
+    # What the pod gets is the pod plan's answer: the recommendation, within the 4x change factor.
     stored = _container(result.auto_pod, "web")
-    assert parse(stored["requests"]["cpu"]) == parse(rec.requests["cpu"])
-    assert parse(stored["requests"]["memory"]) == parse(rec.requests["memory"])
+    created = _container(result.created_pod, "web")
+    for resource in ("cpu", "memory"):
+        current, wanted = parse(created["requests"][resource]), parse(rec.requests[resource])
+        expected = min(max(wanted, current / 4), current * 4)
+        assert parse(stored["requests"][resource]) == pytest.approx(expected, rel=0.01), resource
+    planned = plan_pod(result.created_pod, recs["deployment-storefront"], PlanPolicy(default_mode="auto"))
+    assert {(c.field, c.resource): c.new for c in planned.changes} == {
+        ("requests", r): stored["requests"][r] for r in ("cpu", "memory")
+    } | {("limits", r): v for r, v in stored.get("limits", {}).items()}
     applied = json.loads(result.auto_pod["metadata"]["annotations"]["podsizer.io/applied"])
     assert applied["recommendation"] == "deployment-storefront"
 

@@ -390,3 +390,16 @@ def test_console_deploys_a_clusterip_service_and_an_ingress_or_a_route(render: R
     assert route["spec"]["to"]["name"] == "podsizer-console"
     assert route["spec"]["tls"]["termination"] == "edge"
     assert objects_of(route_docs, "Ingress") == []
+
+
+def test_a_prometheus_console_reads_the_recommenders_prometheus_and_store(render: Render) -> None:
+    sets = ("console.enabled=true", "console.source=prometheus", "console.refreshSeconds=60")
+    docs = render(Scenario("console-prometheus", sets=(*sets, "recommender.prometheus.url=http://prom:9090")))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+    settings = load(ConsoleSettings, env=_settings_env(dep["spec"]["template"]["spec"]["containers"][0]))
+    assert settings.chosen_source() == ("prometheus", "console_source")
+    assert (settings.prometheus_url, settings.store, settings.console_refresh_seconds) == (
+        "http://prom:9090",
+        "crd",
+        60.0,
+    )

@@ -23,7 +23,12 @@ def load_settings(args: argparse.Namespace, env: Mapping[str, str]) -> ConsoleSe
 
 def test_defaults_listen_on_localhost_8080_with_demo_data() -> None:
     s = load_settings(_args(), {})
-    assert (s.console_host, s.console_port, s.console_source) == ("127.0.0.1", 8080, "demo")
+    assert (s.console_host, s.console_port, s.chosen_source()) == (
+        "127.0.0.1",
+        8080,
+        ("demo", "console_source"),
+    )
+    assert s.console_refresh_seconds == 300.0
 
 
 def test_flag_wins_over_environment_which_wins_over_default() -> None:
@@ -34,8 +39,8 @@ def test_flag_wins_over_environment_which_wins_over_default() -> None:
 
 
 def test_the_older_flags_still_work() -> None:
-    s = load_settings(_args("--host", "0.0.0.0", "--port", "9003", "--source", "demo"), {})
-    assert (s.console_host, s.console_port, s.console_source) == ("0.0.0.0", 9003, "demo")
+    s = load_settings(_args("--host", "0.0.0.0", "--port", "9003", "--source", "prometheus"), {})
+    assert (s.console_host, s.console_port, s.chosen_source()) == ("0.0.0.0", 9003, ("prometheus", "source"))
 
 
 def test_bad_values_name_the_variable_and_the_flag() -> None:
@@ -50,4 +55,4 @@ def test_bad_values_name_the_variable_and_the_flag() -> None:
     with pytest.raises(
         SettingsError, match=r"^PODSIZER_CONSOLE_SOURCE \(--console-source\): Input should be 'demo'"
     ):
-        load_settings(_args("--source", "prometheus"), {})
+        load_settings(_args("--console-source", "thanos"), {})

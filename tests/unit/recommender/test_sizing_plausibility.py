@@ -28,6 +28,8 @@ from recommender.model import (
     UsageSnapshot,
     WorkloadDemand,
 )
+from recommender.model.aggregate import aggregate
+from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
@@ -215,3 +217,52 @@ def test_the_store_rejects_bad_bounds_and_the_recommender_reports_them(
     with caplog.at_level(logging.WARNING, logger="podsizer.store"):
         assert JsonFileStore(path).bounds() == {}
     assert message in caplog.text and "skipped" in caplog.text
+
+
+# --- the aggregation: impossible samples are gaps, counted, and named by sizing ----------------------------
+
+_AGG_START = END - timedelta(hours=2)
+_TS = _AGG_START.timestamp() + 300.0 * np.arange(24)
+
+
+def _raw(cpu: np.ndarray, memory: np.ndarray, nodes: tuple[NodeInfo, ...] = ()) -> RawDataset:
+    pod = PodInfo("shop", "web-abc-1", "n1", "ReplicaSet", "web-abc")
+    owner = OwnerLink("shop", "ReplicaSet", "web-abc", "Deployment", "web")
+    series = ContainerSamples("shop", "web-abc-1", "app", _TS, cpu, memory)
+    return RawDataset(_AGG_START, END, (pod,), (owner,), (series,), nodes=nodes)
+
+
+def test_the_aggregation_drops_negative_infinite_and_above_allocatable_samples_and_counts_them() -> None:
+    cpu = np.full(24, 0.2)
+    cpu[[1, 2]] = -1.0
+    cpu[3] = np.inf
+    memory = np.full(24, 400 * MIB)
+    memory[4] = 100 * GIB
+    nodes = (NodeInfo("n1", None, "on-demand", allocatable={"cpu": 8.0, "memory": 32 * GIB}),)
+    (usage,) = aggregate(_raw(cpu, memory, nodes), source="test").containers
+    assert usage.cpu_cores.min == 0.2 and usage.memory_bytes.max == 400 * MIB
+    assert set(usage.rejected) == {
+        RejectedSamples("cpu", "negative", 2),
+        RejectedSamples("cpu", "non-finite", 1),
+        RejectedSamples("memory", "above-allocatable", 1),
+    }
+    (rec,) = recommend(
+        UsageSnapshot(START, END, containers=(usage,), nodes=nodes), SizingPolicy(), PriceTable.load(), NOW
+    ).recommendations
+    assert "1 sample of memory above node allocatable ignored" in rec.containers[0].reason
+    assert "2 samples of cpu negative ignored" in rec.containers[0].reason
+
+
+def test_quantiles_carry_the_next_highest_sample_so_an_isolated_spike_is_seen() -> None:
+    memory = np.full(24, 400 * MIB)
+    memory[7] = 30 * GIB  # below the configured ceiling, but 75x every other sample
+    (usage,) = aggregate(_raw(np.full(24, 0.2), memory), source="test").containers
+    assert usage.memory_bytes.second_max == 400 * MIB
+    assert robust_usage(usage, Ceilings()).usage.memory_bytes.max == 400 * MIB
+
+
+def test_a_container_whose_cpu_samples_are_all_negative_skips_its_workload_naming_why() -> None:
+    snap = aggregate(_raw(np.full(24, -0.5), np.full(24, 400 * MIB)), source="test")
+    run = recommend(snap, SizingPolicy(), PriceTable.load(), NOW)
+    assert run.recommendations == ()
+    assert any("cpu: no usable samples (24 samples rejected)" in s.reason for s in run.skipped)

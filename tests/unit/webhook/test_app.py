@@ -11,7 +11,15 @@ from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
 
 from podsizer.settings import WebhookSettings
-from tests.unit.webhook.builders import T1, holder_with, recommendation, replicaset_pod, review
+from tests.unit.webhook.builders import (
+    T1,
+    container,
+    crec,
+    holder_with,
+    recommendation,
+    replicaset_pod,
+    review,
+)
 from webhook.app import create_app
 from webhook.cluster import OwnerCache
 from webhook.store import SnapshotHolder
@@ -141,3 +149,18 @@ def test_baseline_endpoint_only_when_enabled() -> None:
         assert c.post("/mutate-baseline", content=body).status_code == 404
     with TestClient(on) as c:
         assert c.post("/mutate-baseline", content=body).json()["response"] == {"uid": "b", "allowed": True}
+
+
+def test_values_the_plausibility_guard_clamps_are_counted_per_resource_and_rule(
+    registry: CollectorRegistry,
+) -> None:
+    absurd = recommendation(containers=[crec(requests={"cpu": "1000", "memory": "512Mi"})])
+    settings = WebhookSettings(default_mode="auto")
+    app = create_app(settings, holder_with(absurd), OwnerCache(), registry, Clock())
+    pod = replicaset_pod(containers=[container("main", {"cpu": "500m", "memory": "512Mi"})])
+    with TestClient(app) as c:
+        assert c.post("/mutate", content=orjson.dumps(review(pod, uid="x"))).status_code == 200
+    counted = registry.get_sample_value(
+        "podsizer_webhook_plausibility_total", {"resource": "cpu", "rule": "max-change"}
+    )
+    assert counted == 1.0
