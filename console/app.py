@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -61,10 +61,14 @@ def _wants_json(request: Request) -> bool:
     return path.startswith("/api/") or path == "/api" or path.startswith("/static/")
 
 
-def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI:
+Current = Callable[[], ConsoleData]
+"""The data for one request: each request reads one build of a refreshing source."""
+
+
+def create_console_app(data: ConsoleData | Current) -> FastAPI:
     """A read-only console over `data`, or over what `data()` returns at each request (a refreshing source:
     each request reads one build). No Swagger UI (it loads from a CDN): readable docs at /docs."""
-    current: Callable[[], ConsoleData] = data if callable(data) else (lambda: data)
+    current: Current = data if callable(data) else (lambda: data)
     app = FastAPI(
         title="podsizer console",
         summary="Recommendations, GPU inventory, per-pod GPU usage, idle-GPU waste and cost.",
@@ -74,6 +78,15 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
     )
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     pages = Pages()
+    _install_handlers(app, current, pages)
+    _workload_api(app, current)
+    _gpu_api(app, current)
+    _page_routes(app, current, pages)
+    return app
+
+
+def _install_handlers(app: FastAPI, current: Current, pages: Pages) -> None:
+    """Security headers on every response; a styled 404 for pages, JSON errors for /api/*."""
 
     @app.middleware("http")
     async def security_headers(
@@ -91,20 +104,24 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
         message = f"No page at {request.url.path}."
         return HTMLResponse(pages.not_found(message, views.meta(current())), status_code=404)
 
-    @app.get("/api/meta", tags=["api"])
+
+def _workload_api(app: FastAPI, current: Current) -> None:
+    """The JSON API for workloads and pods."""
+    api = _ApiRoutes(app)
+
+    @api.get("/meta")
     def api_meta() -> views.MetaOut:
         """Source and time window of the data."""
         return views.meta(current())
 
-    @app.get("/api/overview", tags=["api"])
+    @api.get("/overview")
     def api_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> views.OverviewOut:
         """Workloads (filtered, searched, sorted, one page) with current vs planned requests, savings per
         current replica in resources and dollars, sizing path, confidence and mode; totals over all."""
         return views.overview(current(), query)
 
-    @app.get(
-        "/api/workloads/{namespace}/{kind}/{name}",
-        tags=["api"],
+    @api.get(
+        "/workloads/{namespace}/{kind}/{name}",
         responses={404: {"description": "no recommendation for this workload"}},
     )
     def api_workload(
@@ -116,41 +133,12 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
         except views.UnknownWorkload as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
-    @app.get("/api/gpu", tags=["api"])
-    def api_gpu() -> views.GpuOut:
-        """Everything the GPU page shows: nodes (unallocated GPUs costed), per-pod usage, waste and cost."""
-        return views.gpu(current())
-
-    @app.get("/api/gpu/nodes", tags=["api"])
-    def api_gpu_nodes() -> list[views.GpuNodeOut]:
-        """Per-node GPU inventory: model, count, MIG layout, allocation, unallocated GPUs and their cost."""
-        return views.gpu_nodes(current())
-
-    @app.get("/api/gpu/pods", tags=["api"])
-    def api_gpu_pods() -> list[views.GpuPodOut]:
-        """Per-pod GPU usage: activity (SM), DRAM activity, framebuffer, cost."""
-        return views.gpu_pods(current())
-
-    @app.get("/api/gpu/waste", tags=["api"])
-    def api_gpu_waste() -> list[views.WasteOut]:
-        """Idle GPU pods with idle-since and wasted cost per hour."""
-        return views.waste(current())
-
-    @app.get("/api/costs", tags=["api"])
-    def api_costs() -> views.CostsOut:
-        """GPU cost per workload, per namespace and for the cluster ($/h)."""
-        return views.costs(current())
-
-    @app.get("/api/pods", tags=["api"])
+    @api.get("/pods")
     def api_pods() -> list[views.PodOut]:
         """Pods of workloads (never deployer or hook pods), for drill-down."""
         return views.pods(current())
 
-    @app.get(
-        "/api/pods/{namespace}/{name}",
-        tags=["api"],
-        responses={404: {"description": "not a pod of any workload"}},
-    )
+    @api.get("/pods/{namespace}/{name}", responses={404: {"description": "not a pod of any workload"}})
     def api_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> views.PodDetailOut:
         """A pod's CPU, memory and DCGM time series (downsampled to bucket peaks)."""
         try:
@@ -158,15 +146,50 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
         except views.UnknownPod as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+
+def _gpu_api(app: FastAPI, current: Current) -> None:
+    """The JSON API for GPUs, waste and cost."""
+    api = _ApiRoutes(app)
+
+    @api.get("/gpu")
+    def api_gpu() -> views.GpuOut:
+        """Everything the GPU page shows: nodes (unallocated GPUs costed), per-pod usage, waste and cost."""
+        return views.gpu(current())
+
+    @api.get("/gpu/nodes")
+    def api_gpu_nodes() -> list[views.GpuNodeOut]:
+        """Per-node GPU inventory: model, count, MIG layout, allocation, unallocated GPUs and their cost."""
+        return views.gpu_nodes(current())
+
+    @api.get("/gpu/pods")
+    def api_gpu_pods() -> list[views.GpuPodOut]:
+        """Per-pod GPU usage: activity (SM), DRAM activity, framebuffer, cost."""
+        return views.gpu_pods(current())
+
+    @api.get("/gpu/waste")
+    def api_gpu_waste() -> list[views.WasteOut]:
+        """Idle GPU pods with idle-since and wasted cost per hour."""
+        return views.waste(current())
+
+    @api.get("/costs")
+    def api_costs() -> views.CostsOut:
+        """GPU cost per workload, per namespace and for the cluster ($/h)."""
+        return views.costs(current())
+
+
+def _page_routes(app: FastAPI, current: Current, pages: Pages) -> None:
+    """The HTML pages (not in the OpenAPI document) and the health check."""
+    router = _PageRoutes(app)
+
+    @router.get("/", response_class=HTMLResponse)
     def page_overview(query: Annotated[OverviewQuery, Depends(_query)]) -> str:
         return pages.overview(views.overview(current(), query), query)
 
-    @app.get("/gpu", response_class=HTMLResponse, include_in_schema=False)
+    @router.get("/gpu", response_class=HTMLResponse)
     def page_gpu() -> str:
         return pages.gpu(views.gpu(current()))
 
-    @app.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse, include_in_schema=False)
+    @router.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse)
     def page_workload(
         namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
     ) -> HTMLResponse:
@@ -177,7 +200,7 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
             return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
         return HTMLResponse(pages.workload(detail, views.meta(d)))
 
-    @app.get("/pods/{namespace}/{name}", response_class=HTMLResponse, include_in_schema=False)
+    @router.get("/pods/{namespace}/{name}", response_class=HTMLResponse)
     def page_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> HTMLResponse:
         d = current()  # one build for the whole request
         try:
@@ -186,15 +209,33 @@ def create_console_app(data: ConsoleData | Callable[[], ConsoleData]) -> FastAPI
             return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
         return HTMLResponse(pages.pod(detail, views.meta(d)))
 
-    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    @router.get("/docs", response_class=HTMLResponse)
     def page_docs() -> str:
         spec = app.openapi()
         return pages.docs(
             str(spec.get("info", {}).get("summary", "")), apidocs.operations(spec), apidocs.schemas(spec)
         )
 
-    @app.get("/healthz", include_in_schema=False)
+    @router.get("/healthz")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    return app
+
+class _ApiRoutes:
+    """`app.get` under /api, tagged for the OpenAPI document."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    def get(self, path: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return self.app.get("/api" + path, tags=["api"], **kwargs)
+
+
+class _PageRoutes:
+    """`app.get` for pages: left out of the OpenAPI document."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    def get(self, path: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return self.app.get(path, include_in_schema=False, **kwargs)
