@@ -3,7 +3,7 @@
 Rules (docs/webhook.md "The pod plan", docs/recommender.md "Robust estimators"):
 - A value that is not a finite, non-negative amount is invalid: dropped (no change for that resource).
 - A value above its resource's ceiling is clamped to the ceiling (rounded down to whole millicores, MiB or
-  GPUs). Ceilings are the largest node's allocatable per resource where known, else configured.
+  GPUs). Ceilings are the configured ones, lowered to the largest node's allocatable where known.
 - A new request more than `max_change_factor` times the current one, up or down, is clamped to that
   factor, unless the pod, workload or namespace sets `podsizer.io/allow-large-change: "true"`. A container
   without a current request (or limit) has nothing to compare against: only the ceiling applies.
@@ -60,21 +60,20 @@ class Ceilings:
         return "the configured ceiling" if self.source == "configured" else "node allocatable"
 
     def from_nodes(self, allocatable: Iterable[Mapping[str, float]]) -> Ceilings:
-        """The largest node's allocatable per resource where any node reports it, else these ceilings."""
+        """Per resource, min(these ceilings, the largest node's allocatable) where any node reports it: a
+        node can lower a configured ceiling, never raise it (a bogus node must not lift the guard)."""
         best: dict[str, float] = {}
         for node in allocatable:
             for resource in (CPU, MEMORY, GPU):
                 value = node.get(resource)
                 if value is not None and math.isfinite(value) and value > 0:
                     best[resource] = max(best.get(resource, 0.0), value)
-        if not best:
+        mine = {CPU: self.cpu_cores, MEMORY: self.memory_bytes, GPU: self.gpus}
+        lowered = {r: v for r, v in best.items() if v < mine[r]}
+        if not lowered:
             return self
-        return Ceilings(
-            best.get(CPU, self.cpu_cores),
-            best.get(MEMORY, self.memory_bytes),
-            best.get(GPU, self.gpus),
-            "largest node's allocatable",
-        )
+        out = mine | lowered
+        return Ceilings(out[CPU], out[MEMORY], out[GPU], "largest node's allocatable")
 
 
 class Guard(NamedTuple):

@@ -7,8 +7,8 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
@@ -38,6 +38,14 @@ DECISION_CACHE_SIZE = 4096
 ActiveMode = Literal["auto", "dry-run"]
 Outcome = Literal["applied", "dry-run", "skipped", "error"]
 GuardSink = Callable[[str, str], None]  # (resource, rule) of a value the guard refused or clamped
+
+
+@runtime_checkable
+class NodeLookup(Protocol):
+    """The largest node's allocatable (cpu cores, memory bytes, nvidia.com/gpu) from a watched cache; empty:
+    no node known. A new mapping whenever it changes: callers may key on identity."""
+
+    def largest_allocatable(self) -> Mapping[str, float]: ...
 
 
 @dataclass(frozen=True)
@@ -183,19 +191,37 @@ class Admitter:
         metadata: MetadataLookup,
         cache_size: int = DECISION_CACHE_SIZE,
         policies: ClusterPolicyLookup | None = None,
+        nodes: NodeLookup | None = None,
     ) -> None:
-        """`cache_size` 0 turns the decision cache off. `policies` (LimitRanges, quota headroom) defaults to
-        `metadata` when it has them (the watched MetadataCache does)."""
+        """`cache_size` 0 turns the decision cache off. `policies` (LimitRanges, quota headroom) and `nodes`
+        (the largest node's allocatable, which lowers the policy's ceilings) default to `metadata` when it has
+        them (the watched MetadataCache does)."""
         self.config = config
         self.snapshots = snapshots
         self.owners = owners
         self.metadata = metadata
         self.policies = policies or (metadata if isinstance(metadata, ClusterPolicyLookup) else None)
+        self.nodes = nodes or (metadata if isinstance(metadata, NodeLookup) else None)
+        self._node_policy: tuple[Mapping[str, float], PlanPolicy] | None = None
         self.cache = DecisionCache(cache_size) if cache_size > 0 else None
         self.on_guard: GuardSink | None = None  # e.g. WebhookMetrics.guarded: counts (resource, rule)
 
     def decide(self, req: AdmissionRequest) -> Decision:
         return self._decide(req)[0]
+
+    def policy(self) -> PlanPolicy:
+        """The configured policy, its ceilings lowered to the largest node's allocatable where nodes are known
+        (min of the two per resource: podsizer.plausibility.Ceilings.from_nodes)."""
+        largest = self.nodes.largest_allocatable() if self.nodes is not None else None
+        if not largest:
+            return self.config.policy
+        memo = self._node_policy
+        if memo is not None and memo[0] is largest:
+            return memo[1]
+        base = self.config.policy
+        policy = replace(base, ceilings=base.ceilings.from_nodes([largest]))
+        self._node_policy = (largest, policy)
+        return policy
 
     def _decide(self, req: AdmissionRequest) -> tuple[Decision, str | None]:
         """The decision and, when it came from or went to the cache, its patch already encoded."""
@@ -203,6 +229,7 @@ class Admitter:
         if isinstance(decision, Decision):
             return decision, None
         pod, workload, resolved, rec, cluster = decision
+        policy = self.policy()
         cache = self.cache
         shape = containers_shape(pod) if cache is not None and roomy(pod) else None
         key: Hashable | None = None
@@ -211,9 +238,10 @@ class Admitter:
             # resolved to (mode, GPU opt-in); the pod's labels/annotations only decide those, and the
             # annotation op is the same whether or not podsizer.io/* keys already exist (and the record is
             # the same for every pod whose other annotations leave it room: `roomy`). The namespace's
-            # ClusterPolicy is a new object whenever a LimitRange or quota there changes.
+            # ClusterPolicy is a new object whenever a LimitRange or quota there changes; the policy (a value)
+            # carries the ceilings, so a Node event that changes the largest allocatable changes the key.
             mode, gpu, large = resolved.mode, resolved.gpu_resize, resolved.allow_large_change
-            key = (id(rec), id(cluster), mode, gpu, large, self.config.policy, _annotations_state(pod), shape)
+            key = (id(rec), id(cluster), mode, gpu, large, policy, _annotations_state(pod), shape)
             hit = cache.get(key)
             if (
                 hit is not None
@@ -222,7 +250,7 @@ class Admitter:
                 and hit.decision.workload == workload
             ):
                 return hit.decision, hit.encoded_patch
-        result = self._apply(pod, workload, resolved, rec, cluster)
+        result = self._apply(pod, workload, resolved, rec, cluster, policy)
         if key is None or cache is None:
             return result, None
         encoded = _encode(result.patch)
@@ -277,9 +305,10 @@ class Admitter:
         resolved: Resolved,
         rec: Recommendation,
         cluster: ClusterPolicy | None = None,
+        policy: PlanPolicy | None = None,
     ) -> Decision:
         """The plan's changes as a patch (auto) and the record of them (auto and dry-run)."""
-        plan = plan_pod(pod, rec, self.config.policy, resolved, cluster=cluster)
+        plan = plan_pod(pod, rec, self.policy() if policy is None else policy, resolved, cluster=cluster)
         if plan.skip is not None:
             if plan.detail:
                 log.warning("%s: %s: %s", workload, plan.skip, plan.detail)

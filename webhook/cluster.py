@@ -1,9 +1,10 @@
 """Cluster-mode caches fed by informers: controller owners, namespace/workload metadata, the namespaces'
-LimitRanges and ResourceQuotas (the pod plan's ClusterPolicy), and the CRD store."""
+LimitRanges and ResourceQuotas (the pod plan's ClusterPolicy), the nodes' allocatable, and the CRD store."""
 
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -14,8 +15,10 @@ from types import MappingProxyType
 from typing import Any
 
 from podsizer.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
+from podsizer.api.quantity import parse
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import ControllerRef, controller_of
+from podsizer.resources import CPU, GPU, MEMORY
 from webhook.informer import Informer, WatchLike
 from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
 
@@ -196,18 +199,97 @@ class _PolicyHandler:
         self.cache._event(self.kind, kind, obj)
 
 
+_NODE_RESOURCES = (CPU, MEMORY, GPU)
+_EMPTY_AMOUNTS: Mapping[str, float] = MappingProxyType({})
+
+
+def node_allocatable(obj: Mapping[str, Any]) -> Mapping[str, float]:
+    """A Node's allocatable cpu cores, memory bytes and GPUs (unreadable or non-positive: left out)."""
+    status = obj.get("status")
+    raw = status.get("allocatable") if isinstance(status, Mapping) else None
+    out: dict[str, float] = {}
+    for resource in _NODE_RESOURCES:
+        value = raw.get(resource) if isinstance(raw, Mapping) else None
+        if not isinstance(value, str | int | float):
+            continue
+        try:
+            amount = parse(value)
+        except (ValueError, ArithmeticError):
+            continue
+        if math.isfinite(amount) and amount > 0:
+            out[resource] = amount
+    return MappingProxyType(out)
+
+
+class NodeCache:
+    """Per node: its allocatable cpu, memory and GPUs only; and the largest per resource over all nodes.
+
+    `largest()` is a new object whenever it changes (callers may key on identity); empty: no node known."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, Mapping[str, float]] = {}
+        self._largest: Mapping[str, float] = _EMPTY_AMOUNTS
+        self._lock = threading.Lock()
+
+    def largest(self) -> Mapping[str, float]:
+        return self._largest
+
+    def handler(self) -> _NodeHandler:
+        return _NodeHandler(self)
+
+    def _rebuild(self) -> None:
+        best: dict[str, float] = {}
+        for alloc in self._nodes.values():
+            for resource, value in alloc.items():
+                best[resource] = max(best.get(resource, 0.0), value)
+        if best != self._largest:
+            self._largest = MappingProxyType(best)
+
+    def _replace(self, items: Iterable[dict[str, Any]]) -> None:
+        fresh = {_key(o)[1]: node_allocatable(o) for o in items}
+        with self._lock:
+            self._nodes = fresh
+            self._rebuild()
+
+    def _event(self, etype: str, obj: dict[str, Any]) -> None:
+        name = _key(obj)[1]
+        with self._lock:
+            if etype == "DELETED":
+                self._nodes.pop(name, None)
+            else:
+                self._nodes[name] = node_allocatable(obj)
+            self._rebuild()
+
+
+@dataclass(frozen=True)
+class _NodeHandler:
+    cache: NodeCache
+
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        self.cache._replace(items)
+
+    def event(self, kind: str, obj: dict[str, Any]) -> None:
+        self.cache._event(kind, obj)
+
+
 class MetadataCache:
     """Namespace labels/annotations and workload annotations, for podsizer.io/mode and podsizer.io/exclude;
-    `policies` holds the namespaces' LimitRanges and ResourceQuotas (`cluster_policy`)."""
+    `policies` holds the namespaces' LimitRanges and ResourceQuotas (`cluster_policy`), `nodes` the nodes'
+    allocatable (`largest_allocatable`)."""
 
     def __init__(self) -> None:
         self._namespaces: dict[str, ObjectMeta] = {}
         self._workloads: dict[str, dict[tuple[str, str], ObjectMeta]] = {}
         self.policies = PolicyCache()
+        self.nodes = NodeCache()
 
     def cluster_policy(self, namespace: str) -> ClusterPolicy | None:
         """The namespace's LimitRanges and quota headroom (None: it has neither)."""
         return self.policies.cluster_policy(namespace)
+
+    def largest_allocatable(self) -> Mapping[str, float]:
+        """The largest node's allocatable cpu cores, memory bytes and GPUs (empty: no node known)."""
+        return self.nodes.largest()
 
     def namespace(self, name: str) -> ObjectMeta | None:
         return self._namespaces.get(name)
@@ -373,6 +455,7 @@ def start_cluster_watches(
             owners.handler("ReplicationController"),
         ),
         ("namespaces", core.list_namespace, metadata.handler("Namespace")),
+        ("nodes", core.list_node, metadata.nodes.handler()),
         ("limitranges", core.list_limit_range_for_all_namespaces, metadata.policies.handler("LimitRange")),
         (
             "resourcequotas",

@@ -83,25 +83,25 @@ class SharedSettings(BaseModel):
         description="container recommendations below this confidence are not applied",
     )
 
-    # Plausibility guard (pod plan and recommender): used where the largest node's allocatable is unknown
+    # Plausibility guard (pod plan and recommender): the largest node's allocatable lowers them where known
     max_cpu_cores: float = Field(
         default=DEFAULT_MAX_CPU_CORES,
         gt=0,
         allow_inf_nan=False,
-        description="most CPU for one container (cores or e.g. 64000m) where no node's allocatable is known",
+        description="most CPU for one container (cores or e.g. 64000m); a smaller largest node lowers it",
     )
     max_memory_bytes: float = Field(
         default=DEFAULT_MAX_MEMORY_BYTES,
         gt=0,
         le=2**63 - 1,
         allow_inf_nan=False,
-        description="most memory for one container (bytes or e.g. 4Ti) where no node's allocatable is known",
+        description="most memory for one container (bytes or e.g. 4Ti); a smaller largest node lowers it",
     )
     max_gpus: float = Field(
         default=DEFAULT_MAX_GPUS,
         ge=1,
         allow_inf_nan=False,
-        description="most nvidia.com/gpu for one container where no node's allocatable is known",
+        description="most nvidia.com/gpu for one container; a smaller largest node lowers it",
     )
     max_change_factor: float | None = Field(
         default=DEFAULT_MAX_CHANGE_FACTOR,

@@ -113,6 +113,19 @@ _L40S_UTIL = tuple(
     for i in (2, 3)
 )
 _GPU_NODES = (_A100, *_H100, _L40S_SM, *_L40S_UTIL)
+_GIB = 2**30
+# Allocatable cpu cores and memory bytes per instance type (capacity less EKS' kube/system reserved).
+_ALLOCATABLE: dict[str, tuple[float, float]] = {
+    "m6i.4xlarge": (15.89, 57.5 * _GIB),
+    "p4d.24xlarge": (95.69, 1085.0 * _GIB),
+    "p5.48xlarge": (191.45, 1938.0 * _GIB),
+    "g6e.xlarge": (3.92, 28.5 * _GIB),
+}
+
+
+def _allocatable(instance_type: str, gpus: int = 0) -> dict[str, float]:
+    cpu, memory = _ALLOCATABLE[instance_type]
+    return {"cpu": cpu, "memory": memory} | ({_GPU: float(gpus)} if gpus else {})
 
 
 @dataclass
@@ -270,7 +283,14 @@ def _nodes(b: _Builder) -> list[str]:
         if spot:
             labels["eks.amazonaws.com/capacityType"] = "SPOT"
         b.nodes.append(
-            NodeInfo(name, itype, "spot" if spot else "on-demand", region="us-east-1", labels=labels)
+            NodeInfo(
+                name,
+                itype,
+                "spot" if spot else "on-demand",
+                region="us-east-1",
+                labels=labels,
+                allocatable=_allocatable(itype),
+            )
         )
     for g in _GPU_NODES:
         labels = {
@@ -293,6 +313,7 @@ def _nodes(b: _Builder) -> list[str]:
                 gpu_memory_mib=g.memory_mib,
                 region="us-east-1",
                 labels=labels,
+                allocatable=_allocatable(g.instance_type, g.count),
             )
         )
     return [n for n, _, _ in _GENERAL_NODES]

@@ -25,7 +25,8 @@ bytes, framebuffer in MiB, activity ratios 0-1, GPU_UTIL in percent. Keys marked
                         "min_replicas", "max_replicas", "target_utilization": {"cpu": 0.7},
                         "current_replicas"?: 3 | null}],
       "nodes"?: [{"name", "instance_type": "p4d.24xlarge" | null, "capacity_type": "on-demand" | "spot",
-                  "gpu_product"?, "gpu_count"?: 0, "gpu_memory_mib"?, "region"?, "labels"?: {...}}]
+                  "gpu_product"?, "gpu_count"?: 0, "gpu_memory_mib"?, "region"?, "labels"?: {...},
+                  "allocatable"?: {"cpu": 15.89, "memory": 61740154880, "nvidia.com/gpu": 8}}]
     }
 
 Every array of one series must have the timestamps' length. A bad file raises SourceError naming the
@@ -271,7 +272,14 @@ def _node(o: _Obj) -> NodeInfo:
         gpu_memory_mib=o.num("gpu_memory_mib", optional=True),
         region=o.str_("region", optional=True),
         labels=o.str_map("labels"),
+        allocatable=_allocatable(o),
     )
+
+
+def _allocatable(o: _Obj) -> dict[str, float]:
+    """The node's allocatable cpu cores, memory bytes and GPUs ({} when absent: ceilings stay configured)."""
+    alloc = _Obj(o.get("allocatable", optional=True, default={}), o._at("allocatable"))
+    return {k: alloc.req_num(k) for k in alloc.d}
 
 
 def parse_dataset(data: bytes, name: str) -> RawDataset:

@@ -435,6 +435,14 @@ def dataset_families(
         )
         info = {"node": n.name, "kernel_version": "5.14.0", "os_image": "Red Hat Enterprise Linux CoreOS"}
         fams.add("kube_node_info", "gauge", "Information about a cluster node.", _const(info, full))
+        for res, value in sorted(n.allocatable.items()):
+            alloc = {"node": n.name, "resource": ksm_resource(res), "unit": _UNITS.get(res, "integer")}
+            fams.add(
+                "kube_node_status_allocatable",
+                "gauge",
+                "The allocatable for different resources of a node that are available for scheduling.",
+                _const(alloc, full, value),
+            )
 
     for gs in ds.gpus:
         style: DcgmStyle = styles.get(gs.uuid, "current")

@@ -169,12 +169,19 @@ def autoscalers(result: InstantResult, namespaces: set[str]) -> tuple[list[Autos
 
 
 def nodes(result: InstantResult) -> list[NodeInfo]:
-    """NodeInfo from kube_node_labels (instance type, spot, GPU product/count/memory, region)."""
+    """NodeInfo from kube_node_labels (instance type, spot, GPU product/count/memory, region) and
+    kube_node_status_allocatable (cpu cores, memory bytes, nvidia.com/gpu; other resources are ignored)."""
     labels: dict[str, dict[str, str]] = defaultdict(dict)
-    for lab, _ in result:
+    allocatable: dict[str, dict[str, float]] = defaultdict(dict)
+    for lab, value in result:
         node = lab.get("node", "")
-        if node:
-            labels[node].update(decode_labels(lab) if lab.get(q.MARK) == "labels" else {})
+        if not node:
+            continue
+        labels[node].update(decode_labels(lab) if lab.get(q.MARK) == "labels" else {})
+        resource = lab.get("resource", "")
+        wanted = lab.get(q.MARK) == "allocatable" and resource in q.ALLOCATABLE_RESOURCES
+        if wanted and math.isfinite(value) and value > 0:
+            allocatable[node][resource_name(resource)] = value
     out = []
     for node, nl in sorted(labels.items()):
         count = nl.get("nvidia.com/gpu.count", "0")
@@ -191,6 +198,7 @@ def nodes(result: InstantResult) -> list[NodeInfo]:
                 region=nl.get("topology.kubernetes.io/region")
                 or nl.get("failure-domain.beta.kubernetes.io/region"),
                 labels=nl,
+                allocatable=allocatable.get(node, {}),
             )
         )
     return out

@@ -142,11 +142,16 @@ def autoscalers(w: Window) -> str:
     )
 
 
+ALLOCATABLE_RESOURCES = ("cpu", "memory", "nvidia_com_gpu")  # KSM's names (units core, byte, integer)
+
+
 def nodes(w: Window) -> str:
-    """Cluster-wide node labels and info from kube-state-metrics."""
+    """Cluster-wide node labels, info and allocatable cpu/memory/GPUs from kube-state-metrics."""
+    alloc = f'kube_node_status_allocatable{{resource=~"{"|".join(ALLOCATABLE_RESOURCES)}"}}'
     return either(
         {
             "labels": f"last_over_time(kube_node_labels[{w.range}])",
             "info": f"last_over_time(kube_node_info[{w.range}])",
+            "allocatable": f"max by (node,resource) (last_over_time({alloc}[{w.range}]))",
         }
     )

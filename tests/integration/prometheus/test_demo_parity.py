@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
+from podsizer.resources import GPU
 from recommender.input.demo import build_demo_dataset
 from recommender.input.openmetrics import backfill, write_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
@@ -155,6 +156,15 @@ def test_nodes_are_identical(both: Both) -> None:
         n.name: (n.instance_type, n.capacity_type, n.gpu_product, n.gpu_count) for n in both.served.nodes
     }
     assert served == memory
+
+
+def test_node_allocatable_is_identical(both: Both) -> None:
+    memory = {n.name: dict(n.allocatable) for n in both.memory.nodes}
+    served = {n.name: dict(n.allocatable) for n in both.served.nodes}
+    assert served == memory
+    assert any(GPU in a for a in served.values()) and all(
+        {"cpu", "memory"} <= a.keys() for a in served.values()
+    )
 
 
 def test_demand_covers_the_same_workloads_and_hours(both: Both) -> None:
