@@ -78,6 +78,21 @@ def _chunks(groups: Iterable[list[int]], rows: int = 256) -> Iterator[list[int]]
             yield idx[i : i + rows]
 
 
+def _top_two(m: FloatArray, low: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Each row's largest and second-largest value (the largest again for a one-column matrix), by two
+    max passes instead of a partition: the largest is swapped for the row's minimum `low` (the second is
+    at least that) and swapped back; `m` is restored."""
+    rows = np.arange(m.shape[0])
+    at = m.argmax(axis=1)
+    mx = m[rows, at]
+    if m.shape[1] < 2:
+        return mx, mx
+    m[rows, at] = low
+    second = m.max(axis=1)
+    m[rows, at] = mx
+    return mx, second
+
+
 def _row_stats(arrays: Sequence[FloatArray]) -> list[Quantiles]:
     """Quantiles of each (finite, non-empty) array; arrays of equal length are computed as one matrix."""
     out: list[Quantiles | None] = [None] * len(arrays)
@@ -85,12 +100,11 @@ def _row_stats(arrays: Sequence[FloatArray]) -> list[Quantiles]:
     for i, a in enumerate(arrays):
         by_len[a.size].append(i)
     for idx in _chunks(by_len.values()):
-        m = np.stack([arrays[i] for i in idx]) if len(idx) > 1 else arrays[idx[0]][None, :]
+        m = np.stack([arrays[i] for i in idx]) if len(idx) > 1 else arrays[idx[0]][None, :].copy()
         q = np.quantile(m, _QS, axis=1)
-        mx = m.max(axis=1)
         mean = m.mean(axis=1)
-        second = np.partition(m, -2, axis=1)[:, -2] if m.shape[1] > 1 else mx
         low = m.min(axis=1)
+        mx, second = _top_two(m, low)
         for j, i in enumerate(idx):
             out[i] = Quantiles(
                 float(q[0, j]),
@@ -319,10 +333,28 @@ def _containers(
     return out
 
 
-def _hourly_means(s: ContainerSamples, start: float, step: float, n: int) -> tuple[FloatArray, FloatArray]:
-    """Mean cpu and memory of one series within each demand step (NaN where it has no sample)."""
-    cpu, mem = bucket_mean(s.timestamps, np.stack([s.cpu_cores, s.memory_bytes]), start, step, n)
-    return cpu, mem
+def _hourly_means(
+    series: Sequence[ContainerSamples], start: float, step: float, n: int
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Mean cpu and memory of each series within each demand step (NaN where it has no sample); series
+    over the same timestamps (a shared grid) are bucketed together, 256 at a time."""
+    by_grid: dict[tuple[int, float, float], list[int]] = defaultdict(list)
+    for i, s in enumerate(series):
+        ts = s.timestamps
+        by_grid[(ts.size, float(ts[0]), float(ts[-1])) if ts.size else (0, 0.0, 0.0)].append(i)
+    out: list[tuple[FloatArray, FloatArray]] = [(np.empty(0), np.empty(0))] * len(series)
+    for idx in _chunks(by_grid.values()):
+        ts = series[idx[0]].timestamps
+        same = [i for i in idx if np.array_equal(series[i].timestamps, ts)]
+        for i in set(idx) - set(same):  # same size and ends, other timestamps: on its own
+            s = series[i]
+            one = bucket_mean(s.timestamps, np.stack([s.cpu_cores, s.memory_bytes]), start, step, n)
+            out[i] = (one[0], one[1])
+        rows = np.stack([series[i].cpu_cores for i in same] + [series[i].memory_bytes for i in same])
+        means = bucket_mean(ts, rows, start, step, n)
+        for j, i in enumerate(same):
+            out[i] = (means[j], means[len(same) + j])
+    return out
 
 
 def _demand(
@@ -342,10 +374,13 @@ def _demand(
             per_workload[g.workload].append(s)
     out: list[WorkloadDemand] = []
     t0 = _dt(start)
-    for workload in sorted(per_workload):
-        cpu_rows, mem_rows = zip(
-            *(_hourly_means(s, start, step, n_hours) for s in per_workload[workload]), strict=True
-        )
+    ordered = sorted(per_workload)
+    means: Iterator[tuple[FloatArray, FloatArray]] = iter(())
+    for k, workload in enumerate(ordered):
+        if k % 128 == 0:  # the next 128 workloads' series bucketed together; their means only then
+            batch = [s for w in ordered[k : k + 128] for s in per_workload[w]]
+            means = iter(_hourly_means(batch, start, step, n_hours))
+        cpu_rows, mem_rows = zip(*(next(means) for _ in per_workload[workload]), strict=True)
         sums: list[FloatArray] = []
         for rows in (cpu_rows, mem_rows):
             m = np.stack(rows)

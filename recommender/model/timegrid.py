@@ -74,10 +74,10 @@ def bucket_mean(timestamps: FloatArray, values: FloatArray, start: float, step: 
     out = np.full((rows.shape[0], max(n, 0)), np.nan)
     if n > 0:
         idx = bucket_index(timestamps, start, step)
-        inside = (idx >= 0) & (idx < n)
-        for row, values_row in zip(out, rows, strict=True):
-            ok = inside & np.isfinite(values_row)
-            counts = np.bincount(idx[ok], minlength=n)
-            sums = np.bincount(idx[ok], weights=values_row[ok], minlength=n)
-            np.divide(sums, counts, out=row, where=counts > 0)
+        ok = ((idx >= 0) & (idx < n)) & np.isfinite(rows)
+        # every row's bins in one bincount (row r's bin i at r*n + i), summed in each row's sample order
+        flat = (np.arange(rows.shape[0])[:, None] * n + idx)[ok]
+        counts = np.bincount(flat, minlength=out.size).reshape(out.shape)
+        sums = np.bincount(flat, weights=rows[ok], minlength=out.size).reshape(out.shape)
+        np.divide(sums, counts, out=out, where=counts > 0)
     return out if values.ndim == 2 else out[0]

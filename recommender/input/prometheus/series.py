@@ -14,18 +14,40 @@ from recommender.model.timegrid import point_index
 ContainerKey = tuple[str, str, str]
 
 
-def _rows(result: RangeResult, lo: float, step: float, n: int) -> dict[ContainerKey, FloatArray]:
-    """Each container's series on the grid lo + i*step; its incarnations (restarts) merged by max."""
-    out: dict[ContainerKey, FloatArray] = {}
-    for labels, ts, vs in result:
-        key = (labels.get("namespace", ""), labels.get("pod", ""), labels.get("container", ""))
-        idx = point_index(ts, lo, step)
+def _key(labels: Mapping[str, str]) -> ContainerKey:
+    return (labels.get("namespace", ""), labels.get("pod", ""), labels.get("container", ""))
+
+
+def _fill(
+    out: FloatArray, result: RangeResult, row_of: Mapping[ContainerKey, int], lo: float, step: float
+) -> None:
+    """Each container's series onto its row of `out` (grid lo + i*step); incarnations (restarts) merged by
+    max. The first series of each row are written by one scatter, any later ones merged after."""
+    if not result:
+        return
+    n = out.shape[1]
+    rows = np.array([row_of[_key(labels)] for labels, _, _ in result], dtype=np.int64)
+    first = np.zeros(rows.size, dtype=bool)
+    first[np.unique(rows, return_index=True)[1]] = True
+    flat = out.reshape(-1)  # a view: out is C-contiguous
+    firsts = np.flatnonzero(first)
+    for part in range(0, firsts.size, 128):  # 128 series at a time keep the index arrays small
+        ks = firsts[part : part + 128]
+        sizes = np.array([result[k][1].size for k in ks], dtype=np.int64)
+        idx = point_index(np.concatenate([result[k][1] for k in ks]), lo, step)
+        vs = np.concatenate([result[k][2] for k in ks])
         ok = (idx >= 0) & (idx < n) & np.isfinite(vs)
-        row = out.get(key)
-        if row is None:
-            row = out[key] = np.full(n, np.nan)
-        row[idx[ok]] = np.fmax(row[idx[ok]], vs[ok])
-    return out
+        idx += np.repeat(rows[ks] * n, sizes)  # flat position; one series per row: no point written twice
+        if ok.all():
+            flat[idx] = vs
+        else:
+            flat[idx[ok]] = vs[ok]
+    for k in np.flatnonzero(~first):  # a restarted container's later incarnations
+        _, ts, v = result[k]
+        row = out[rows[k]]
+        i = point_index(ts, lo, step)
+        good = (i >= 0) & (i < n) & np.isfinite(v)
+        row[i[good]] = np.fmax(row[i[good]], v[good])
 
 
 def container_samples(
@@ -40,20 +62,30 @@ def container_samples(
     working set per step, trimmed to the points where either has a value; `samples` are the raw
     working-set sample counts (None where Prometheus gave none)."""
     grid: FloatArray = lo + step * np.arange(n, dtype=np.float64)
-    cpu_rows, mem_rows = _rows(cpu, lo, step, n), _rows(memory, lo, step, n)
-    empty = np.full(n, np.nan)
-    out: list[ContainerSamples] = []
-    for key in sorted(cpu_rows.keys() | mem_rows.keys()):
-        c, m = cpu_rows.get(key, empty), mem_rows.get(key, empty)
-        seen = np.flatnonzero(np.isfinite(c) | np.isfinite(m))
-        a, b = (int(seen[0]), int(seen[-1]) + 1) if seen.size else (0, 0)
-        out.append(
-            ContainerSamples(
-                *key,
-                timestamps=grid[a:b],
-                cpu_cores=c[a:b].copy(),
-                memory_bytes=m[a:b].copy(),
-                samples=samples.get(key),
-            )
+    keys = sorted({_key(labels) for labels, _, _ in cpu} | {_key(labels) for labels, _, _ in memory})
+    row_of = {key: i for i, key in enumerate(keys)}
+    c, m = np.full((len(keys), n), np.nan), np.full((len(keys), n), np.nan)
+    _fill(c, cpu, row_of, lo, step)
+    _fill(m, memory, row_of, lo, step)
+    seen = np.isfinite(c) | np.isfinite(m)
+    has = seen.any(axis=1)
+    zero = np.zeros(len(keys), dtype=np.int64)
+    a = np.where(has, seen.argmax(axis=1), 0) if n else zero  # first and one past the last point seen
+    b = np.where(has, n - seen[:, ::-1].argmax(axis=1), 0) if n else zero
+    # rows kept as views of the two matrices where they fill most of them, else as copies (churn)
+    views = int((b - a).sum()) * 2 >= c.size
+
+    def cut(x: FloatArray, i: int) -> FloatArray:
+        part = x[i, a[i] : b[i]]
+        return part if views else part.copy()
+
+    return [
+        ContainerSamples(
+            *key,
+            timestamps=grid[a[i] : b[i]],
+            cpu_cores=cut(c, i),
+            memory_bytes=cut(m, i),
+            samples=samples.get(key),
         )
-    return out
+        for i, key in enumerate(keys)
+    ]
