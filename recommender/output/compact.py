@@ -14,7 +14,7 @@ from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan
 from podsizer.podspec import quantity
 from podsizer.resources import CPU, GPU, MEMORY
 from recommender.output.costbasis import cost_basis, summary
-from recommender.output.report import UNKNOWN_CURRENT, Report, sorted_recommendations
+from recommender.output.report import UNKNOWN_CURRENT, Report, confidence_cell, sorted_recommendations
 
 DEFAULT_WIDTH = 80
 ELLIPSIS = "…"
@@ -135,7 +135,7 @@ def _rows(report: Report) -> tuple[list[list[str]], list[str], set[str]]:
         for i, c in enumerate(rec.containers):
             gpu, used = gpu_cell(plan, rec, c)
             marks |= used
-            conf = f"{c.confidence:.2f}" + (" low" if c.low_confidence else "")
+            conf = confidence_cell(c)
             cells = [
                 INDENT + c.name,
                 request_cell(plan, c, CPU),

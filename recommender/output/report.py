@@ -270,6 +270,11 @@ def gpu_cell(plan: WorkloadPlan | None, rec: Recommendation, c: ContainerRecomme
     return cell
 
 
+def confidence_cell(c: ContainerRecommendation) -> str:
+    """A container's confidence as every table shows it: "0.93", with " low" when it is never applied."""
+    return f"{c.confidence:.2f}" + (" low" if c.low_confidence else "")
+
+
 def mode_cell(plan: WorkloadPlan | None) -> str:
     """The mode the webhook resolves for the pod, with the reason when it changes nothing."""
     if plan is None:
@@ -325,7 +330,7 @@ def render_table(report: Report, width: int | None = None) -> str:
     for rec in sorted_recommendations(report.recommendations):
         plan = report.plan(rec)
         for c in rec.containers:
-            conf = f"{c.confidence:.2f}" + (" low" if c.low_confidence else "")
+            conf = confidence_cell(c)
             rows.append(
                 [
                     rec.namespace,

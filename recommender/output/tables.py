@@ -11,7 +11,7 @@ from podsizer.plan_view import WorkloadPlan
 from podsizer.podspec import Field
 from podsizer.resources import CPU, MEMORY
 from recommender.output.costbasis import cost_basis, summary
-from recommender.output.report import Report, gpu_cell, mode_cell, sorted_recommendations
+from recommender.output.report import Report, confidence_cell, gpu_cell, mode_cell, sorted_recommendations
 
 REC_HEADER = (
     "Workload",
@@ -78,7 +78,7 @@ def recommendations(report: Report) -> Table:
                     gpu_cell(plan, rec, c),
                     mode_cell(plan),
                     rec.sizing_mode,
-                    f"{c.confidence:.2f}" + (" low" if c.low_confidence else ""),
+                    confidence_cell(c),
                     c.reason or rec.reason,
                 )
             )
