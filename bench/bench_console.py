@@ -52,10 +52,11 @@ def _container(name: str, i: int) -> ContainerRow:
 
 
 def synthetic(n: int) -> StaticConsoleData:
-    """n workloads over 50 namespaces, two containers and three pods each; one workload with history."""
+    """n workloads over 50 namespaces and 3 clusters (so the cluster column is drawn), two containers and
+    three pods each; one workload with history."""
     rows = tuple(
         WorkloadRow(
-            workload=WorkloadRef(f"ns-{i % 50:02d}", KINDS[i % 4], f"app-{i:05d}"),
+            workload=WorkloadRef(f"ns-{i % 50:02d}", KINDS[i % 4], f"app-{i:05d}", f"cluster-{i % 3}"),
             mode=("off", "dry-run", "auto")[i % 3],
             mode_source="default",
             sizing_mode="autopilot" if i % 5 == 0 else "static",
@@ -101,8 +102,9 @@ def main(argv: list[str]) -> int:
             "/?sort=savings&order=desc&namespace=ns-07&has_savings=true",
         ),
         ("overview, page 20", "/?page=20"),
+        ("overview, one cluster, sorted by cluster", "/?cluster=cluster-1&sort=cluster"),
         ("GET /api/overview (first page)", "/api/overview"),
-        ("workload page", "/workloads/ns-00/Deployment/app-00000"),
+        ("workload page", "/workloads/ns-00/Deployment/app-00000?cluster=cluster-0"),
     )
     print(f"{'case':<40} {'1,000 (s)':>10} {'10,000 (s)':>11}")
     results: dict[str, list[float]] = {label: [] for label, _ in cases}

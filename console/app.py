@@ -29,6 +29,10 @@ SECURITY_HEADERS: dict[str, str] = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 
+ClusterParam = Annotated[
+    str | None,
+    Query(description="the workload's cluster (absent: the workload in any cluster)", max_length=253),
+]
 Points = Annotated[
     int,
     Query(ge=1, le=views.MAX_POINTS, description="most points per line (bucket peaks)"),
@@ -36,6 +40,7 @@ Points = Annotated[
 
 
 def _query(
+    cluster: Annotated[str, Query(description="only this cluster")] = "",
     namespace: Annotated[str, Query(description="only this namespace")] = "",
     kind: Annotated[str, Query(description="only this kind (Deployment, StatefulSet, ...)")] = "",
     mode: Annotated[str, Query(description="only this mode (off, dry-run, auto, excluded)")] = "",
@@ -50,7 +55,18 @@ def _query(
 ) -> OverviewQuery:
     try:
         return OverviewQuery(
-            namespace, kind, mode, sizing, has_savings, low_confidence, q, sort, order, page, per_page
+            namespace,
+            kind,
+            mode,
+            sizing,
+            has_savings,
+            low_confidence,
+            q,
+            sort,
+            order,
+            page,
+            per_page,
+            cluster,
         )
     except ValueError as exc:
         raise HTTPException(status_code=422, detail=str(exc)) from exc
@@ -125,11 +141,15 @@ def _workload_api(app: FastAPI, current: Current) -> None:
         responses={404: {"description": "no recommendation for this workload"}},
     )
     def api_workload(
-        namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
+        namespace: str,
+        kind: str,
+        name: str,
+        points: Points = views.DEFAULT_POINTS,
+        cluster: ClusterParam = None,
     ) -> views.WorkloadDetailOut:
         """A workload: recommendation, the pod plan's changes, pods, history (peak over pods), forecast."""
         try:
-            return views.workload_detail(current(), namespace, kind, name, points)
+            return views.workload_detail(current(), namespace, kind, name, points, cluster)
         except views.UnknownWorkload as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
@@ -191,11 +211,15 @@ def _page_routes(app: FastAPI, current: Current, pages: Pages) -> None:
 
     @router.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse)
     def page_workload(
-        namespace: str, kind: str, name: str, points: Points = views.DEFAULT_POINTS
+        namespace: str,
+        kind: str,
+        name: str,
+        points: Points = views.DEFAULT_POINTS,
+        cluster: ClusterParam = None,
     ) -> HTMLResponse:
         d = current()  # one build for the whole request
         try:
-            detail = views.workload_detail(d, namespace, kind, name, points)
+            detail = views.workload_detail(d, namespace, kind, name, points, cluster)
         except views.UnknownWorkload as exc:
             return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
         return HTMLResponse(pages.workload(detail, views.meta(d)))

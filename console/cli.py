@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from datetime import UTC, datetime
 
 from podsizer.settings import ConsoleSettings, load_from_args
@@ -23,25 +24,38 @@ def run(args: argparse.Namespace) -> int:
 
     from console.app import create_console_app
     from console.refresh import RefreshingConsoleData
-    from console.sources import build, build_inputs
+    from console.sources import ConsoleBuilder, build_inputs
     from recommender.model import SourceError
     from recommender.output.store.base import StoreError
 
     settings = load_from_args(ConsoleSettings, args)
-    inputs = build_inputs(settings)
+    stop = threading.Event()
     try:
-        data = RefreshingConsoleData(lambda now: build(inputs, now), lambda: datetime.now(UTC))
+        inputs = build_inputs(settings, stop=stop)  # a SettingsError goes to the CLI
     except StoreError as exc:
+        print(
+            f"podsizer console: cannot read the store {settings.store} ({where('store')}): {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    builder = ConsoleBuilder(inputs)
+    try:
+        data = RefreshingConsoleData(
+            builder.build, lambda: settings.as_of or datetime.now(UTC), builder.recompose
+        )
+    except StoreError as exc:
+        stop.set()
         print(
             f"podsizer console: cannot read the store {inputs.store_label} ({where('store')}): {exc}",
             file=sys.stderr,
         )
         return 1
     except (SourceError, OSError, ValueError) as exc:
+        stop.set()
         _, field = settings.chosen_source()
         print(f"podsizer console: cannot read {inputs.source_label} ({where(field)}): {exc}", file=sys.stderr)
         return 1
-    stop = data.start(settings.console_refresh_seconds)
+    data.start(settings.console_refresh_seconds, inputs.changes, stop)
     where_url = f"http://{settings.console_host}:{settings.console_port}/"
     print(
         f"podsizer console: serving {inputs.source_label}, store {inputs.store_label}, "

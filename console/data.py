@@ -230,6 +230,7 @@ class Meta:
     store: str = ""  # the Recommendation store in force ("" where none is read: hand-built data)
     origin: str = ""  # where the recommendations shown come from: the store, or a run over the data
     error: str | None = None  # the last refresh failed: why (the data shown is the previous build)
+    cluster_name: str = ""  # the cluster the console is configured for ("" not named)
 
 
 class ConsoleData(Protocol):

@@ -25,8 +25,9 @@ def pod_href(namespace: str, name: str) -> str:
     return f"/pods/{quote(namespace, safe='')}/{quote(name, safe='')}"
 
 
-def workload_href(namespace: str, kind: str, name: str) -> str:
-    return "/workloads/" + "/".join(quote(p, safe="") for p in (namespace, kind, name))
+def workload_href(namespace: str, kind: str, name: str, cluster: str = "") -> str:
+    path = "/workloads/" + "/".join(quote(p, safe="") for p in (namespace, kind, name))
+    return path + "?" + urlencode({"cluster": cluster}) if cluster else path
 
 
 def overview_href(query: OverviewQuery, **changes: object) -> str:

@@ -10,6 +10,7 @@ from typing import Generic, Literal, TypeVar
 Order = Literal["asc", "desc"]
 SORT_KEYS: tuple[str, ...] = (
     "workload",
+    "cluster",
     "namespace",
     "kind",
     "name",
@@ -45,11 +46,13 @@ class Summary(Generic[_T]):
     memory_saved: float
     savings: float
     gpu_cost: float
+    cluster: str = ""
 
 
 @dataclass(frozen=True)
 class OverviewQuery:
-    """What the overview shows: empty filters match everything; `q` is a name substring (any case)."""
+    """What the overview shows: empty filters match everything; `q` is a name substring (any case).
+    `cluster` is last so positional constructions stay as they were."""
 
     namespace: str = ""
     kind: str = ""
@@ -62,6 +65,7 @@ class OverviewQuery:
     order: Order = "asc"
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
+    cluster: str = ""
 
     def __post_init__(self) -> None:
         if self.sort not in SORT_KEYS:
@@ -71,7 +75,8 @@ class OverviewQuery:
 
     def matches(self, s: Summary[_T]) -> bool:
         return (
-            (not self.namespace or s.namespace == self.namespace)
+            (not self.cluster or s.cluster == self.cluster)
+            and (not self.namespace or s.namespace == self.namespace)
             and (not self.kind or s.kind == self.kind)
             and (not self.mode or s.mode == self.mode)
             and (not self.sizing or s.sizing == self.sizing)
@@ -91,8 +96,8 @@ class Page:
 
 def _key(sort: str) -> Callable[[Summary[_T]], tuple[object, ...]]:
     if sort == "workload":
-        return lambda s: (s.namespace, s.kind, s.name)
-    return lambda s: (getattr(s, sort), s.namespace, s.kind, s.name)
+        return lambda s: (s.namespace, s.kind, s.name, s.cluster)
+    return lambda s: (getattr(s, sort), s.namespace, s.kind, s.name, s.cluster)
 
 
 def select(summaries: Sequence[Summary[_T]], query: OverviewQuery) -> tuple[list[_T], Page]:

@@ -44,10 +44,12 @@ class WorkloadId(BaseModel):
     name: str
     api_version: str
     recommendation: str = Field(description="name of its Recommendation object")
+    cluster: str = Field("", description="the cluster it runs in (empty: a single-cluster setup)")
 
     @staticmethod
     def of(ref: WorkloadRef) -> WorkloadId:
         return WorkloadId(
+            cluster=ref.cluster,
             namespace=ref.namespace,
             kind=ref.kind,
             name=ref.name,
@@ -66,6 +68,11 @@ class MetaOut(BaseModel):
     store: str = ""
     origin: str = ""
     error: str | None = None
+    clusters: list[str] = Field(
+        default_factory=list,
+        description="the clusters of the workloads shown (empty: none is labelled, a single cluster)",
+    )
+    cluster_name: str = Field("", description="the cluster this console is configured for (empty: unnamed)")
 
 
 class ContainerOut(BaseModel):
@@ -157,6 +164,7 @@ class PageOut(BaseModel):
 class FacetsOut(BaseModel):
     """The values the overview's filters can take."""
 
+    clusters: list[str] = Field(description="the workloads' clusters; more than one: a cluster column")
     namespaces: list[str]
     kinds: list[str]
     modes: list[str]
@@ -325,7 +333,14 @@ def meta(data: ConsoleData) -> MetaOut:
         store=m.store,
         origin=m.origin,
         error=m.error,
+        clusters=clusters(data.workloads()),
+        cluster_name=m.cluster_name,
     )
+
+
+def clusters(rows: Sequence[WorkloadRow]) -> list[str]:
+    """The distinct non-empty clusters of the workloads (empty: none is labelled)."""
+    return sorted({r.workload.cluster for r in rows} - {""})
 
 
 def _saved(c: ContainerRow, resource: str, replicas: int) -> float | None:
@@ -442,6 +457,7 @@ def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures
     ref = row.workload
     return Summary(
         item=(row, f),
+        cluster=ref.cluster,
         namespace=ref.namespace,
         kind=ref.kind,
         name=ref.name,
@@ -460,6 +476,7 @@ def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures
 
 def _facets(rows: Sequence[WorkloadRow]) -> FacetsOut:
     return FacetsOut(
+        clusters=clusters(rows),
         namespaces=sorted({r.workload.namespace for r in rows}),
         kinds=sorted({r.workload.kind for r in rows}),
         modes=[m for m in MODES if any(r.mode == m for r in rows)],
@@ -650,22 +667,31 @@ class UnknownWorkload(LookupError):
 
 
 def workload_detail(
-    data: ConsoleData, namespace: str, kind: str, name: str, points: int = DEFAULT_POINTS
+    data: ConsoleData,
+    namespace: str,
+    kind: str,
+    name: str,
+    points: int = DEFAULT_POINTS,
+    cluster: str | None = None,
 ) -> WorkloadDetailOut:
-    """Everything the workload page shows; UnknownWorkload when no recommendation targets it."""
+    """Everything the workload page shows; UnknownWorkload when no recommendation targets it. `cluster`
+    None: the workload in any cluster (the first by cluster name when several have it)."""
     if not 1 <= points <= MAX_POINTS:
         raise ValueError(f"points must be within 1..{MAX_POINTS}, got {points}")
-    row = next(
+    row = min(
         (
             r
             for r in data.workloads()
             if (r.workload.namespace, r.workload.kind, r.workload.name) == (namespace, kind, name)
+            and (cluster is None or r.workload.cluster == cluster)
         ),
-        None,
+        key=lambda r: r.workload.cluster,
+        default=None,
     )
     if row is None:
+        where = f" in cluster {cluster!r}" if cluster else ""
         raise UnknownWorkload(
-            f"no recommendation for workload {namespace}/{kind}/{name}; GET /api/overview lists them"
+            f"no recommendation for workload {namespace}/{kind}/{name}{where}; GET /api/overview lists them"
         )
     detail = data.workload_detail(row.workload)
     f = detail.forecast if detail is not None else None

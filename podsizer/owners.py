@@ -2,7 +2,7 @@
 
 Every part of podsizer resolves pods here. The input is what a pod says about itself (`PodFacts`: name,
 controller reference, labels, annotations) and a `ControllerLookup` that answers "which controller owns
-this ReplicaSet / ReplicationController". Two lookups exist: the webhook's watched `OwnerCache` (from
+this ReplicaSet / ReplicationController / Job". Two lookups exist: the webhook's watched `OwnerCache` (from
 ownerReferences, apiVersion included) and the recommender's `OwnerGraph` (kube-state-metrics series or the
 Kubernetes API). `OwnerGraph.resolve` and `webhook.owners.resolve_workload` are thin adapters over `resolve`.
 
@@ -10,28 +10,34 @@ The chain:
 
     Pod -> ReplicaSet (apps) -> Deployment (apps) | Rollout (argoproj.io)
     Pod -> ReplicationController (core group) -> DeploymentConfig (apps.openshift.io)
-    Pod -> StatefulSet | DaemonSet (apps)
+    Pod -> Job (batch) -> CronJob (batch)
+    Pod -> StatefulSet | DaemonSet | Job (apps, batch: a Job without a CronJob is its own workload)
 
 API groups: a reference with an apiVersion must name the group above for its kind ("v1" is the core
 group; a JSON ownerReference without apiVersion reads as "", the core group). A reference whose
 `api_version` is None comes from a source that does not carry one (kube-state-metrics' kube_pod_owner and
 kube_replicaset_owner have owner_kind only): it matches on kind alone.
 
-When the lookup has no entry for the pod's ReplicaSet or ReplicationController (cache not synced yet,
-object already deleted, series missing), the pod's own labels decide:
+A lookup answers `UNCONTROLLED` for an object it knows that has no controller (a bare Job, kube_job_owner
+with owner_kind "<none>"). When the lookup has no entry for the pod's ReplicaSet, ReplicationController or
+Job (cache not synced yet, object already deleted, series missing), the pod's own labels decide:
 - ReplicaSet `<name>-<hash>`: label rollouts-pod-template-hash=<hash> gives Rollout <name>, label
   pod-template-hash=<hash> gives Deployment <name>. With both or neither, the candidates (the stripped
   names, else the name without its last `-` part) are offered, Deployment before Rollout, to the
   caller's `exists` predicate (the webhook's Recommendation snapshot); without a match the pod is skipped.
 - ReplicationController: annotation openshift.io/deployment-config.name, else label deploymentconfig.
+- Job `<name>-<digits>` (the CronJob controller names its Jobs `<cronjob>-<scheduled minute>`): with the
+  caller's `exists` predicate, CronJob <name> then Job `<job>` itself, the first that exists; without it
+  the pod is skipped (a CronJob run must not become a workload of its own).
 
 Not workloads, returned as `Skipped` with the reason: OpenShift deployer and hook pods
 (`is_deployer_or_hook_pod`), mirror (static) pods, pods without a controller, pods of Argo Experiments
-and AnalysisRuns, Jobs and CronJobs (not supported yet), any other controller kind or API group.
+and AnalysisRuns, any other controller kind or API group (a Job controlled by anything but a CronJob).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -52,16 +58,23 @@ NO_CONTROLLER = "pod has no controller (bare or static pod)"
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 # API group of each kind a pod's controller may be, and of each workload an intermediate may belong to.
 _POD_CONTROLLERS: Mapping[str, str] = MappingProxyType(
-    {"ReplicaSet": "apps", "ReplicationController": "", "StatefulSet": "apps", "DaemonSet": "apps"}
+    {
+        "ReplicaSet": "apps",
+        "ReplicationController": "",
+        "StatefulSet": "apps",
+        "DaemonSet": "apps",
+        "Job": "batch",
+    }
 )
 _PARENTS: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {
         "ReplicaSet": MappingProxyType({"Deployment": "apps", "Rollout": "argoproj.io"}),
         "ReplicationController": MappingProxyType({"DeploymentConfig": "apps.openshift.io"}),
+        "Job": MappingProxyType({"CronJob": "batch"}),
     }
 )
 _ARGO_NOT_WORKLOADS = frozenset({"Experiment", "AnalysisRun"})
-_LATER = frozenset({"Job", "CronJob"})
+_CRONJOB_RUN = re.compile(r"^(.+)-\d+$")  # <cronjob>-<scheduled time in minutes>
 
 
 @dataclass(frozen=True)
@@ -94,8 +107,13 @@ class PodFacts:
     described: bool = True
 
 
+UNCONTROLLED = ControllerRef(None, "", "")
+"""A lookup's answer for an object it knows that has no controller (a Job no CronJob created)."""
+
+
 class ControllerLookup(Protocol):
-    """Answers which controller owns a ReplicaSet or ReplicationController, from memory."""
+    """Answers which controller owns a ReplicaSet, ReplicationController or Job, from memory (None: the
+    object is not known; UNCONTROLLED: known, without a controller)."""
 
     def get(self, namespace: str, kind: str, name: str) -> ControllerRef | None: ...
 
@@ -162,8 +180,6 @@ def resolve(
 def _unsupported_pod_controller(kind: str) -> str:
     if kind in _ARGO_NOT_WORKLOADS:
         return f"Argo {kind} pod: not a workload"
-    if kind in _LATER:
-        return f"unsupported owner kind {kind} (Jobs and CronJobs are not supported yet)"
     return f"unsupported owner kind {kind}"
 
 
@@ -171,12 +187,15 @@ def _via_intermediate(
     pod: PodFacts, ref: ControllerRef, lookup: ControllerLookup, exists: Callable[[WorkloadRef], bool] | None
 ) -> WorkloadRef | Skipped:
     parent = lookup.get(pod.namespace, ref.kind, ref.name)
-    if parent is None:
-        found = (
-            _from_hash_labels(pod.namespace, ref.name, pod.labels, exists)
-            if ref.kind == "ReplicaSet"
-            else _from_dc_marker(pod.namespace, pod.labels, pod.annotations)
-        )
+    if parent == UNCONTROLLED and ref.kind == "Job":
+        return WorkloadRef(pod.namespace, "Job", ref.name)
+    if parent is None or parent == UNCONTROLLED:
+        if ref.kind == "ReplicaSet":
+            found = _from_hash_labels(pod.namespace, ref.name, pod.labels, exists)
+        elif ref.kind == "Job":
+            found = _from_job_name(pod.namespace, ref.name, exists)
+        else:
+            found = _from_dc_marker(pod.namespace, pod.labels, pod.annotations)
         return found or _skip(pod, f"owner {ref.kind}/{ref.name} has no known controller")
     expected = _PARENTS[ref.kind].get(parent.kind)
     if expected is None:
@@ -213,6 +232,18 @@ def _from_hash_labels(
     return None
 
 
+def _from_job_name(
+    namespace: str, job: str, exists: Callable[[WorkloadRef], bool] | None
+) -> WorkloadRef | None:
+    """A Job the lookup does not know: its CronJob (by the run's name) or the Job, whichever `exists`."""
+    if exists is None:
+        return None
+    run = _CRONJOB_RUN.match(job)
+    candidates = [WorkloadRef(namespace, "CronJob", run.group(1))] if run else []
+    candidates.append(WorkloadRef(namespace, "Job", job))
+    return next((c for c in candidates if exists(c)), None)
+
+
 def _from_dc_marker(
     namespace: str, labels: Mapping[str, str], annotations: Mapping[str, str]
 ) -> WorkloadRef | None:
@@ -245,8 +276,8 @@ class PodOwner:
 
 @dataclass(frozen=True)
 class OwnerGraph:
-    """Pods and ReplicaSet/ReplicationController controller links of one cluster snapshot; immutable once
-    built. It is the `ControllerLookup` of the recommender's sources."""
+    """Pods and ReplicaSet/ReplicationController/Job controller links of one cluster snapshot; immutable
+    once built. It is the `ControllerLookup` of the recommender's sources."""
 
     pods: Mapping[tuple[str, str], PodFacts]
     links: Mapping[tuple[str, str, str], ControllerRef]
@@ -256,15 +287,19 @@ class OwnerGraph:
         pods: list[PodOwner],
         links: list[tuple[str, str, str, str, str]],
     ) -> OwnerGraph:
-        """kube-state-metrics-style data; links: (namespace, kind, name, owner_kind, owner_name)."""
+        """kube-state-metrics-style data; links: (namespace, kind, name, owner_kind, owner_name), an empty
+        owner_kind for a known object without a controller (a bare Job: UNCONTROLLED)."""
         return OwnerGraph.of(
             (p.facts() for p in pods),
-            ((ns, kind, name, ControllerRef(None, ok, on)) for ns, kind, name, ok, on in links),
+            (
+                (ns, kind, name, ControllerRef(None, ok, on) if ok else UNCONTROLLED)
+                for ns, kind, name, ok, on in links
+            ),
         )
 
     @staticmethod
     def of(pods: Iterable[PodFacts], links: Iterable[tuple[str, str, str, ControllerRef]]) -> OwnerGraph:
-        """Resolver facts; links: (namespace, kind, name, controller) of ReplicaSets and RCs."""
+        """Resolver facts; links: (namespace, kind, name, controller) of ReplicaSets, RCs and Jobs."""
         return OwnerGraph(
             pods=MappingProxyType({(p.namespace, p.name or ""): p for p in pods}),
             links=MappingProxyType({(ns, kind, name): ref for ns, kind, name, ref in links}),

@@ -22,6 +22,8 @@ class SizingPolicy:
                                            write limit = request x 2.0
     Confidence:
       confidence_full_days / confidence_full_samples   history that counts as full confidence (7 d, 1000)
+      cronjob_full_runs                    batch workloads (CronJob, Job): runs seen for full confidence
+                                           (5), instead of days and samples: runs are short
       confidence_threshold                 below it the container is marked low_confidence (the
                                            webhook does not apply those)
       confidence_multiplier / confidence_exponent / confidence_max_widening
@@ -58,6 +60,7 @@ class SizingPolicy:
     confidence_threshold: float = 0.5
     confidence_full_days: float = 7.0
     confidence_full_samples: int = 1000
+    cronjob_full_runs: int = 5
     confidence_multiplier: float = 1.0
     confidence_exponent: float = 1.0
     confidence_max_widening: float = 2.0

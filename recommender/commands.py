@@ -1,7 +1,8 @@
 """`podsizer recommend` (one run, printed) and `podsizer run` (the loop): arguments and entry functions.
 
 Exit status: 0 success, 1 a runtime failure (metrics source or store; one line on stderr, no
-traceback). Bad settings raise SettingsError, which the CLI reports with exit status 2.
+traceback), 3 part of the scope (a namespace pattern, the selector, a kind) matched no workload, unless
+--allow-empty. Bad settings raise SettingsError, which the CLI reports with exit status 2.
 """
 
 from __future__ import annotations
@@ -19,23 +20,28 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from podsizer.settings import RecommenderSettings, add_arguments, load_from_args, setting_error
+from podsizer.settings import RecommenderSettings, add_arguments, flag_name, load_from_args, setting_error
+from recommender.clusters import bounds_in, cluster_sources, progress_in
 from recommender.health import Heartbeat
 from recommender.leader import Leadership
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
-from recommender.output.report import FORMATS, Report, render
-from recommender.output.store.base import RecommendationStore, StoreError
+from recommender.output.report import FORMATS, Report, merge_reports, render
+from recommender.output.store.base import RecommendationStore, StoreError, writable
 from recommender.progress import ProgressPrinter
-from recommender.runner import Bounds, RecommendFn, Runner, RunOutput
+from recommender.runner import Bounds, RecommendFn, Runner, RunOutput, merge_runs, run_in
 from recommender.wiring import Wiring, dcgm_of, sample_rejections, store_label
+
+if TYPE_CHECKING:
+    from recommender.sizing.cost import PriceTable
 
 log = logging.getLogger("podsizer")
 QUIET_LOGGERS = ("httpx", "httpcore", "urllib3", "kubernetes")  # one line per request at INFO
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_WIRING = Wiring()
+EMPTY_SCOPE = 3  # exit status: a namespace pattern, the selector or a kind matched no workload
 
 
 def load_settings(args: argparse.Namespace) -> RecommenderSettings:
@@ -85,14 +91,19 @@ class OneRun:
 
     run: RunOutput
     report: Report
+    unmatched: tuple[str, ...] = ()  # scope parts that matched no workload (exit status 3)
 
 
 def one_run(
     settings: RecommenderSettings, wiring: Wiring, store: RecommendationStore | None, progress: bool
 ) -> OneRun:
-    """Collect the window from the source, size it (with the store's bounds) and build the report."""
-    now = wiring.clock()
+    """Collect the window from the source, size it (with the store's bounds) and build the report; the
+    window ends at as_of when set (backtesting), else now."""
+    from recommender.input.prometheus.preflight import check_source
+
+    now = settings.as_of or wiring.clock()
     source = wiring.source(settings, now)
+    check_source(source, settings)  # the connectivity check: one line naming the setting, before any work
     prices = wiring.prices(settings)
     printer = ProgressPrinter(sys.stderr, sys.stderr.isatty()) if progress else None
     try:
@@ -101,15 +112,44 @@ def one_run(
         if dcgm is not None:
             dcgm.scrape_once(strict=True)
             now = wiring.clock()  # the window [start, now) must include the scrape just taken
-        snapshot = source.collect(now - timedelta(days=settings.window_days), now, printer)
+        sized = _size_clusters(settings, wiring, source, (bounds, prices), now, printer)
     finally:
         if printer is not None:
             printer.finish()
     _report_rejections(source)
-    run = wiring.sizing(snapshot, settings.to_sizing_policy(), prices, now, bounds)
+    return sized
+
+
+def _size_clusters(
+    settings: RecommenderSettings,
+    wiring: Wiring,
+    source: MetricsSource,
+    inputs: tuple[Bounds, PriceTable],
+    now: datetime,
+    printer: Progress | None,
+) -> OneRun:
+    """The per-cluster loop: each cluster collected (one at a time, so memory holds one cluster's data),
+    sized with its own nodes' ceilings and bounds, reported; then the runs and reports merged."""
+    start = now - timedelta(days=settings.window_days)
+    (bounds, prices), policy = inputs, settings.to_sizing_policy()
     price_file = str(settings.price_file) if settings.price_file is not None else None
-    report = Report.of(run, snapshot, settings.plan_policy(), prices=prices, price_file=price_file)
-    return OneRun(run, report)
+    runs: list[RunOutput] = []
+    reports: list[Report] = []
+    unmatched: list[tuple[str, ...]] = []
+    for cluster in cluster_sources(source, settings, start, now):
+        snapshot = cluster.source.collect(start, now, progress_in(printer, cluster.name))
+        sized = wiring.sizing(snapshot, policy, prices, now, bounds_in(bounds, cluster.name))
+        run = run_in(sized, cluster.name)
+        runs.append(run)
+        reports.append(Report.of(run, snapshot, settings.plan_policy(), prices=prices, price_file=price_file))
+        unmatched.append(snapshot.unmatched_scope)
+        del snapshot
+    run = merge_runs(runs)
+    if not reports:
+        reports.append(Report.of(run, None, settings.plan_policy(), prices=prices, price_file=price_file))
+    # a scope part is unmatched when it matched nothing in every cluster
+    missed = tuple(p for p in (unmatched[0] if unmatched else ()) if all(p in u for u in unmatched))
+    return OneRun(run, merge_reports(reports), missed)
 
 
 def terminal_width() -> int | None:
@@ -122,14 +162,32 @@ def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: 
     run = result.run
     sys.stdout.write(render(result.report, args.output, terminal_width(), wide=args.wide))
     sys.stdout.flush()
+    if settings.as_of is not None:  # the table does not show the window: say which one this was
+        start, end = settings.as_of - timedelta(days=settings.window_days), settings.as_of
+        print(f"podsizer recommend: window {start:%FT%TZ} to {end:%FT%TZ} (as of)", file=sys.stderr)
+    status = empty_scope_status("recommend", settings, result.unmatched)
     if store is None:
-        return 0
-    failed = store.put_many(run.recommendations)
+        return status
+    recs, _ = writable(store, run.recommendations)  # a crd store: its cluster's only
+    failed = store.put_many(recs)
     for rec, err in failed:
         print(f"podsizer recommend: {rec.target}: not written: {err}", file=sys.stderr)
-    written = len(run.recommendations) - len(failed)
+    written = len(recs) - len(failed)
     print(f"wrote {written} recommendations to {store_label(settings)}", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed else status
+
+
+def empty_scope_status(command: str, settings: RecommenderSettings, unmatched: tuple[str, ...]) -> int:
+    """EMPTY_SCOPE when part of the scope matched no workload (the source logged what), unless
+    allow_empty; else 0."""
+    if not unmatched or settings.allow_empty:
+        return 0
+    print(
+        f"podsizer {command}: {'; '.join(unmatched)} (exit status {EMPTY_SCOPE}; {flag_name('allow_empty')} "
+        "accepts it)",
+        file=sys.stderr,
+    )
+    return EMPTY_SCOPE
 
 
 def _report_rejections(source: MetricsSource) -> None:
@@ -149,6 +207,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_loop(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:
     """The recommender loop (or one run with --once); runtime failures are exit status 1."""
     settings = load_settings(args)
+    if settings.as_of is not None:
+        raise setting_error("as_of", "`podsizer run` sizes the present each cycle; as_of is for recommend")
     try:
         return _loop(settings, args.once, wiring)
     except (SourceError, StoreError) as exc:
@@ -186,6 +246,10 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
     rejections = sample_rejections(source)
     if rejections is not None:
         rejections.subscribe(metrics.count_rejected)
+    from recommender.input.prometheus.preflight import after_check
+
+    # the connectivity check before each cycle's first request until it passes (failures back off and retry)
+    clusters = after_check(source, settings, lambda start, end: cluster_sources(source, settings, start, end))
     runner = Runner(
         source,
         store,
@@ -198,6 +262,7 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         metrics=metrics,
         leadership=leadership,
         heartbeat=heartbeat,
+        clusters=clusters,  # the per-cluster loop
     )
     try:
         return _run_once(runner, source, settings) if once else _forever(runner, source, leadership, settings)

@@ -1,7 +1,8 @@
 """`podsizer explain NAMESPACE/KIND/NAME`: the full reasoning for one workload, from the same run as
 `recommend` (same source flags): reasons, policy and bounds, confidence, sizing mode, GPU findings,
 the cost basis and the pod plan's exact changes. Exit status: 0 found, 2 unknown workload (with close
-matches), 1 a runtime failure of the source."""
+matches), 1 a runtime failure of the source, 3 found but part of the scope matched no workload (unless
+--allow-empty)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,13 @@ from podsizer.owners import Skipped
 from podsizer.plan_view import GPU_OPT_IN
 from podsizer.settings import RecommenderSettings, add_arguments
 from podsizer.sizing_policy import SizingPolicy
-from recommender.commands import DEFAULT_WIRING, load_settings, one_run
+from recommender.commands import DEFAULT_WIRING, empty_scope_status, load_settings, one_run
 from recommender.model import SourceError
 from recommender.output.compact import amount
 from recommender.output.costbasis import cost_basis
 from recommender.output.report import Report, plan_record
 from recommender.output.store.base import StoreError
+from recommender.sizing.confidence import BATCH_KINDS
 from recommender.wiring import Wiring
 
 WIDTH = 100
@@ -34,8 +36,11 @@ WIDTH = 100
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "workload", metavar="NAMESPACE/KIND/NAME", help="the workload (NAMESPACE/NAME if unique)"
+        "workload",
+        metavar="[CLUSTER:]NAMESPACE/KIND/NAME",
+        help="the workload (NAMESPACE/NAME if unique; the cluster when several clusters were sized)",
     )
+    parser.add_argument("--cluster", default="", help="the workload's cluster (instead of a CLUSTER: prefix)")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="default: text")
     parser.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
     add_arguments(parser, RecommenderSettings)
@@ -45,11 +50,16 @@ def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> in
     """Run once like `recommend`, then print the one workload's explanation."""
     settings = load_settings(args)
     try:
-        report = one_run(settings, wiring, None, progress=not args.no_progress).report
+        result = one_run(settings, wiring, None, progress=not args.no_progress)
     except (SourceError, StoreError) as exc:
         print(f"podsizer explain: {exc}", file=sys.stderr)
         return 1
-    rec = find(report.recommendations, args.workload)
+    report = result.report
+    hits = matches(report.recommendations, args.workload, args.cluster)
+    if len(hits) > 1:
+        print(ambiguous(hits, args.workload), file=sys.stderr)
+        return 2
+    rec = hits[0] if hits else None
     if rec is None:
         print(not_found(report, args.workload), file=sys.stderr)
         return 2
@@ -60,30 +70,53 @@ def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> in
         )
     else:
         sys.stdout.write(render_text(report, rec, policy))
-    return 0
+    return empty_scope_status("explain", settings, result.unmatched)
 
 
 def ref_of(rec: Recommendation) -> str:
-    return f"{rec.namespace}/{rec.target.kind}/{rec.target.name}"
+    """[CLUSTER:]NAMESPACE/KIND/NAME: what `explain` takes."""
+    return str(rec.target)
 
 
-def find(recs: Sequence[Recommendation], wanted: str) -> Recommendation | None:
-    """NAMESPACE/KIND/NAME (kind in any case), or NAMESPACE/NAME when one workload has that name."""
+def split_cluster(wanted: str, cluster: str = "") -> tuple[str, str]:
+    """(cluster, NAMESPACE/...) of `CLUSTER:NAMESPACE/...` (a namespace never holds ':'), else
+    (cluster, wanted)."""
+    head, sep, rest = wanted.partition(":")
+    return (head, rest) if sep and "/" not in head else (cluster, wanted)
+
+
+def matches(recs: Sequence[Recommendation], wanted: str, cluster: str = "") -> list[Recommendation]:
+    """The workloads `wanted` names: NAMESPACE/KIND/NAME (kind in any case), or NAMESPACE/NAME when one
+    workload of a cluster has that name; in the cluster given (prefix or `cluster`), else in any cluster
+    (more than one hit: ambiguous)."""
+    cluster, wanted = split_cluster(wanted, cluster)
     parts = wanted.strip("/").split("/")
+    recs = [r for r in recs if not cluster or r.target.cluster == cluster]
     if len(parts) == 3:
         ns, kind, name = parts
-        return next(
-            (
-                r
-                for r in recs
-                if (r.namespace, r.target.kind.lower(), r.target.name) == (ns, kind.lower(), name)
-            ),
-            None,
-        )
+        return [
+            r for r in recs if (r.namespace, r.target.kind.lower(), r.target.name) == (ns, kind.lower(), name)
+        ]
     if len(parts) == 2:
         hits = [r for r in recs if (r.namespace, r.target.name) == tuple(parts)]
-        return hits[0] if len(hits) == 1 else None
-    return None
+        per_cluster = {r.target.cluster for r in hits}
+        return hits if len(per_cluster) == len(hits) else []  # a name of two kinds in one cluster: unclear
+    return []
+
+
+def find(recs: Sequence[Recommendation], wanted: str, cluster: str = "") -> Recommendation | None:
+    """The one workload `wanted` names (see matches); None when none or several."""
+    hits = matches(recs, wanted, cluster)
+    return hits[0] if len(hits) == 1 else None
+
+
+def ambiguous(hits: Sequence[Recommendation], wanted: str) -> str:
+    """The error for a workload found in several clusters, naming them."""
+    clusters = sorted(r.target.cluster for r in hits)
+    return (
+        f"podsizer explain: {wanted!r} is in {len(hits)} clusters ({', '.join(clusters)}): name one, "
+        f"e.g. {ref_of(hits[0])} or --cluster {clusters[0]}"
+    )
 
 
 def close_matches(recs: Sequence[Recommendation], wanted: str, n: int = 5) -> list[str]:
@@ -109,8 +142,12 @@ def not_found(report: Report, wanted: str) -> str:
 
 
 def _skipped_matches(s: Skipped, wanted: str) -> bool:
-    parts = wanted.strip("/").split("/")
-    return s.subject.startswith(parts[0] + "/") and s.subject.rsplit("/", 1)[-1] == parts[-1]
+    cluster, rest = split_cluster(wanted)
+    subject_cluster, subject = split_cluster(s.subject)
+    if cluster and cluster != subject_cluster:
+        return False
+    parts = rest.strip("/").split("/")
+    return subject.startswith(parts[0] + "/") and subject.rsplit("/", 1)[-1] == parts[-1]
 
 
 # --- the explanation -----------------------------------------------------------------------------
@@ -141,11 +178,15 @@ def bounds_of(rec: Recommendation, container: str) -> Bounds:
     }
 
 
-def policy_record(policy: SizingPolicy) -> dict[str, object]:
-    """The sizing settings that shape every recommendation: percentiles, margins, floors, ceilings."""
+def policy_record(policy: SizingPolicy, kind: str = "") -> dict[str, object]:
+    """The sizing settings that shape a `kind` workload's recommendation: percentiles, margins, floors,
+    ceilings (CronJob, Job: memory from the runs' peak, confidence from the runs seen)."""
+    batch = kind in BATCH_KINDS
+    memory = "peak" if batch else f"p{policy.memory_percentile * 100:g}"
     return {
         "cpu": f"p{policy.cpu_percentile * 100:g} + {policy.cpu_margin * 100:g}% margin",
-        "memory": f"p{policy.memory_percentile * 100:g} + {policy.memory_margin * 100:g}% margin",
+        "memory": f"{memory} + {policy.memory_margin * 100:g}% margin",
+        **({"cronjobFullRuns": policy.cronjob_full_runs} if batch else {}),
         "floors": {
             "cpu": _quantity("cpu", policy.cpu_min_cores),
             "memory": _quantity("memory", policy.memory_min_bytes),
@@ -223,7 +264,7 @@ def explanation(report: Report, rec: Recommendation, policy: SizingPolicy) -> di
         "reason": rec.reason,
         "recommendation": recommendation_to_resource(rec),
         "containers": [_container(report, rec, c) for c in rec.containers],
-        "policy": policy_record(policy),
+        "policy": policy_record(policy, rec.target.kind),
         "cost": _cost(report, rec),
         "plan": plan_record(report, rec),
     }
@@ -248,7 +289,7 @@ def _pairs(values: object) -> str:
 
 def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> str:
     w = rec.window
-    out = [ref_of(rec) + (f" (cluster {rec.cluster})" if rec.cluster else "")]
+    out = [ref_of(rec)]
     out += _para("sizing: ", rec.reason or rec.sizing_mode)
     out.append(f"  window: {_when(w.start)} to {_when(w.end)}, {w.samples} samples")
     out += ["", "Containers:"]
@@ -260,13 +301,14 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> st
         out += _gpu_line(report, rec, c.name)
         for scope, b in bounds_of(rec, c.name).items():
             out.append(f"    bounds ({scope}): min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}")
-    p = policy_record(policy)
+    p = policy_record(policy, rec.target.kind)
     out += ["", "Policy:"]
     out.append(
         f"  cpu {p['cpu']}, memory {p['memory']}; memory limit {p['memoryLimit']}, cpu limit {p['cpuLimit']}"
     )
     out.append(f"  floors: {_pairs(p['floors'])}; ceilings: {_pairs(p['ceilings'])}")
-    out.append(f"  confidence threshold {p['confidenceThreshold']}")
+    runs = f"; full confidence at {p['cronjobFullRuns']} runs" if "cronjobFullRuns" in p else ""
+    out.append(f"  confidence threshold {p['confidenceThreshold']}{runs}")
     out += _gpu(rec) + _cost_text(report, rec) + _plan_text(report, rec)
     return "\n".join(out) + "\n"
 

@@ -17,16 +17,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, Recommendation
 from podsizer.owners import Skipped
+from recommender.clusters import ClusterSource, bounds_in, progress_in
 from recommender.health import Heartbeat
 from recommender.leader import Leadership
 from recommender.metrics import RecommenderMetrics
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
-from recommender.output.store.base import RecommendationStore, StoreError
+from recommender.model.clusters import skipped_in
+from recommender.output.store.base import RecommendationStore, StoreError, writable
+
+if TYPE_CHECKING:
+    from recommender.sizing.cost import CostReport
+    from recommender.sizing.waste import WasteFinding
 
 log = logging.getLogger("podsizer.runner")
 
@@ -47,6 +53,43 @@ class RunOutput(Protocol):
 
 
 RecommendFn = Callable[[UsageSnapshot, Bounds, datetime], RunOutput]
+
+
+@dataclass(frozen=True)
+class MergedRun:
+    """Several clusters' sizing runs as one: recommendations, skipped, GPU waste and costs of all."""
+
+    recommendations: tuple[Recommendation, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    waste: tuple[WasteFinding, ...] = ()
+    costs: CostReport | None = None
+
+
+def run_in(output: RunOutput, cluster: str) -> RunOutput:
+    """One cluster's run with its skipped subjects in the cluster (`cluster:shop/pod/x`); the workloads'
+    own entries carry it already. The output itself without a cluster."""
+    if not cluster:
+        return output
+    return MergedRun(
+        recommendations=tuple(output.recommendations),
+        skipped=tuple(skipped_in(s, cluster) for s in output.skipped),
+        waste=tuple(getattr(output, "waste", ())),
+        costs=getattr(output, "costs", None),
+    )
+
+
+def merge_runs(outputs: Sequence[RunOutput]) -> RunOutput:
+    """One run's output from its clusters' (in the order given); a single output is returned as it is."""
+    if len(outputs) == 1:
+        return outputs[0]
+    from recommender.output.report import merge_costs
+
+    return MergedRun(
+        recommendations=tuple(r for o in outputs for r in o.recommendations),
+        skipped=tuple(s for o in outputs for s in o.skipped),
+        waste=tuple(w for o in outputs for w in getattr(o, "waste", ())),
+        costs=merge_costs(getattr(o, "costs", None) for o in outputs),
+    )
 
 
 def engine_recommender(policy: Any, prices: Any) -> RecommendFn:
@@ -113,8 +156,12 @@ class Runner:
         progress: Progress | None = None,
         leader_poll_seconds: float = 1.0,
         heartbeat: Heartbeat | None = None,
+        clusters: Callable[[datetime, datetime], Sequence[ClusterSource]] | None = None,
     ) -> None:
+        """`clusters(start, end)`: the clusters of a run and each one's source (recommender.clusters);
+        None: `source` is the one cluster."""
         self.source = source
+        self.clusters = clusters
         self.store = store
         self.recommend = recommend
         self.window = timedelta(days=window_days)
@@ -165,34 +212,13 @@ class Runner:
         def done(**kw: Any) -> RunResult:
             return RunResult(started_at=now, duration_seconds=self.monotonic() - t0, **kw)
 
-        try:
-            snapshot = self.source.collect(now - self.window, now, self.progress)
-        except Exception as exc:
-            if not isinstance(exc, SourceError):
-                log.exception("source %s raised unexpectedly", getattr(self.source, "name", "?"))
-            err = RunError("source", getattr(self.source, "name", "source"), str(exc) or type(exc).__name__)
-            return self._finish(
-                done(ok=False, retry=True, errors=(err,), note="source failed"), "source_error"
-            )
+        sized = self._size_clusters(now, done)
+        if isinstance(sized, RunResult):
+            return sized
+        output = merge_runs(sized)
 
-        try:
-            bounds = self.store.bounds()
-        except StoreError as exc:
-            err = RunError("store", "bounds", str(exc))
-            return self._finish(
-                done(ok=False, retry=True, errors=(err,), note="store unreadable"), "store_error"
-            )
-
-        try:
-            output = self.recommend(snapshot, bounds, now)
-        except Exception as exc:
-            log.exception("sizing raised")
-            err = RunError("sizing", "run", f"{type(exc).__name__}: {exc}")
-            return self._finish(
-                done(ok=False, retry=True, errors=(err,), note="sizing failed"), "sizing_error"
-            )
-
-        recs = tuple(output.recommendations)
+        # a crd store takes its cluster's only (several clusters into it without a name: SettingsError)
+        recs = tuple(writable(self.store, output.recommendations)[0])
         skipped = tuple(output.skipped)
         errors = [
             RunError("sizing", s.subject, s.reason)
@@ -227,6 +253,51 @@ class Runner:
             output=output,
         )
         return self._finish(result, "store_error" if store_down else "ok")
+
+    def _clusters(self, now: datetime) -> Sequence[ClusterSource]:
+        return self.clusters(now - self.window, now) if self.clusters else [ClusterSource("", self.source)]
+
+    def _size_clusters(self, now: datetime, done: Callable[..., RunResult]) -> list[RunOutput] | RunResult:
+        """Per cluster, one after the other: collect, then size with the store's bounds of that cluster.
+        Any cluster's source failure fails the run (the last recommendations stay in force)."""
+        outputs: list[RunOutput] = []
+        bounds: Bounds | None = None
+        try:
+            clusters = self._clusters(now)
+        except Exception as exc:
+            return self._source_failed(exc, done)
+        for cluster in clusters:
+            try:
+                snapshot = cluster.source.collect(
+                    now - self.window, now, progress_in(self.progress, cluster.name)
+                )
+            except Exception as exc:
+                return self._source_failed(exc, done)
+            if bounds is None:
+                try:
+                    bounds = self.store.bounds()
+                except StoreError as exc:
+                    err = RunError("store", "bounds", str(exc))
+                    return self._finish(
+                        done(ok=False, retry=True, errors=(err,), note="store unreadable"), "store_error"
+                    )
+            try:
+                sized = self.recommend(snapshot, bounds_in(bounds, cluster.name), now)
+                outputs.append(run_in(sized, cluster.name))
+            except Exception as exc:
+                log.exception("sizing raised")
+                err = RunError("sizing", "run", f"{type(exc).__name__}: {exc}")
+                return self._finish(
+                    done(ok=False, retry=True, errors=(err,), note="sizing failed"), "sizing_error"
+                )
+            del snapshot  # the next cluster's data replaces this one's
+        return outputs
+
+    def _source_failed(self, exc: Exception, done: Callable[..., RunResult]) -> RunResult:
+        if not isinstance(exc, SourceError):
+            log.exception("source %s raised unexpectedly", getattr(self.source, "name", "?"))
+        err = RunError("source", getattr(self.source, "name", "source"), str(exc) or type(exc).__name__)
+        return self._finish(done(ok=False, retry=True, errors=(err,), note="source failed"), "source_error")
 
     def _put(self, recs: Sequence[Recommendation]) -> list[tuple[Recommendation, Exception]]:
         try:

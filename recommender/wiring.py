@@ -5,7 +5,6 @@ Commands take a `Wiring` (its factories) so tests inject fakes instead of patchi
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import os
@@ -21,6 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import OwnerGraph, Skipped
+from podsizer.scope import KeyAlias, Scope, scope_of
 from podsizer.settings import RecommenderSettings, SettingsError, env_name, setting_error
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
@@ -43,30 +43,44 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class NamespaceFilter:
-    """Keeps only the given namespaces of another source's snapshot (for sources without a filter)."""
+class ScopedSource:
+    """Another source's snapshots cut to the run's scope (podsizer.scope.Scope); what in the scope matched
+    no workload is logged as a warning on every collect and named in the snapshot's unmatched_scope."""
 
-    def __init__(self, inner: MetricsSource, namespaces: frozenset[str]) -> None:
+    def __init__(self, inner: MetricsSource, scope: Scope, key_alias: KeyAlias | None = None) -> None:
         self.inner = inner
-        self.namespaces = namespaces
+        self.scope = scope
+        self.key_alias = key_alias
         self.name = inner.name
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
-        snap = self.inner.collect(start, end, progress)
-        keep = self.namespaces
-        return dataclasses.replace(
-            snap,
-            containers=tuple(c for c in snap.containers if c.workload.namespace in keep),
-            gpus=tuple(g for g in snap.gpus if g.workload.namespace in keep),
-            autoscalers=tuple(a for a in snap.autoscalers if a.workload.namespace in keep),
-            demand=tuple(d for d in snap.demand if d.workload.namespace in keep),
-            # Skipped subjects start with their namespace ("shop/pod/x"); node-level ones are dropped.
-            skipped=tuple(s for s in snap.skipped if s.subject.split("/", 1)[0] in keep),
-        )
+        from recommender.scope import apply_scope
+
+        snap = apply_scope(self.inner.collect(start, end, progress), self.scope, self.key_alias)
+        for line in snap.unmatched_scope:
+            log.warning("scope: %s", line)
+        return snap
+
+
+def ksm_key_alias(key: str) -> str:
+    """A label key as kube-state-metrics spells it on kube_pod_labels (app.kubernetes.io/part-of ->
+    app_kubernetes_io_part_of): the Prometheus source keeps that spelling for labels it does not know."""
+    from recommender.input.prometheus.labels import ksm_label_name
+
+    return ksm_label_name(key, prefix="")
+
+
+def scoped(settings: RecommenderSettings, source: MetricsSource) -> MetricsSource:
+    """`source` cut to the settings' scope (the source itself when the scope takes everything)."""
+    scope = scope_of(settings)
+    if scope.everything:
+        return source
+    return ScopedSource(source, scope, ksm_key_alias if settings.source == "prometheus" else None)
 
 
 def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
-    """The metrics source the settings name (modules imported only when chosen)."""
+    """The metrics source the settings name (modules imported only when chosen), cut to their scope;
+    `now` is the window's end (as_of when set: the demo data ends there)."""
     source: MetricsSource
     if settings.source == "demo":
         from recommender.input.demo import DemoSource
@@ -79,41 +93,39 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
 
         source = FileSource(settings.source_file)
     elif settings.source == "dcgm":
+        if settings.as_of is not None:
+            raise setting_error(
+                "as_of", f"{env_name('source')}=dcgm scrapes live and keeps one window: it cannot look back"
+            )
         source = build_dcgm_source(settings)
     else:
-        return build_prometheus_source(settings)
-    if settings.namespaces:
-        return NamespaceFilter(source, frozenset(settings.namespaces))
-    return source
+        source = build_prometheus_source(settings)
+    return scoped(settings, source)
 
 
 def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
-    """Prometheus (or Thanos) at prometheus_url, with the bearer token file's token (re-read when the file
-    changes) when one is set."""
-    from recommender.input.prometheus import PromClient, PrometheusSource
-    from recommender.input.prometheus.auth import BearerTokenFile
+    """Prometheus (or Thanos, Mimir, VictoriaMetrics, AMP) at prometheus_url, through the one client factory
+    (TLS, auth, headers and presets of the connection settings: docs/connections.md)."""
+    from recommender.input.prometheus import PrometheusSource
+    from recommender.input.prometheus.connection import build_prom_client
 
-    auth = None
-    if settings.prometheus_bearer_token_file is not None:
-        auth = BearerTokenFile(settings.prometheus_bearer_token_file)
-        try:
-            auth.token()
-        except SourceError as exc:
-            raise setting_error("prometheus_bearer_token_file", str(exc)) from exc
-    client = PromClient(
-        settings.prometheus_url,
-        timeout=settings.prometheus_timeout_seconds,
-        auth=auth,
-        max_response_bytes=settings.prometheus_max_response_bytes,
+    client = build_prom_client(settings)
+    scope = scope_of(settings)  # namespaces: read as named, else discovered and filtered by the globs
+    return PrometheusSource(
+        client,
+        namespaces=scope.listed_namespaces(),
+        namespace_filter=scope.matches_namespace,
+        cluster_label=settings.cluster_label,
+        # used as it is by a reader of one cluster (the console); a run picks each cluster (for_cluster)
+        cluster=settings.cluster_name or (settings.clusters[0] if len(settings.clusters) == 1 else ""),
     )
-    return PrometheusSource(client, namespaces=list(settings.namespaces) or None)
 
 
 def sample_rejections(source: MetricsSource) -> SampleRejections | None:
     """Where the source counts the samples it left out (Prometheus only; None for the others)."""
     from recommender.input.prometheus import PrometheusSource
 
-    inner = source.inner if isinstance(source, NamespaceFilter) else source
+    inner = source.inner if isinstance(source, ScopedSource) else source
     return inner.client.rejections if isinstance(inner, PrometheusSource) else None
 
 
@@ -183,7 +195,7 @@ class LockedDcgmSource:
 
 def dcgm_of(source: MetricsSource) -> LockedDcgmSource | None:
     """The dcgm scrape source inside `source`, if that is what it is."""
-    inner = source.inner if isinstance(source, NamespaceFilter) else source
+    inner = source.inner if isinstance(source, ScopedSource) else source
     return inner if isinstance(inner, LockedDcgmSource) else None
 
 
@@ -227,7 +239,8 @@ def build_store(settings: RecommenderSettings, api_client: ApiClient | None = No
     if settings.store == "crd":
         from recommender.output.store.crd import CrdStore
 
-        return CrdStore(api_client or kube_api_client(settings.kubeconfig), settings.store_namespace)
+        api = api_client or kube_api_client(settings.kubeconfig)
+        return CrdStore(api, settings.store_namespace, settings.cluster_name)
     from recommender.output.store.jsonfile import JsonFileStore
 
     return JsonFileStore(settings.store_file)

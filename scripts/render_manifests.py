@@ -61,8 +61,9 @@ DESCRIPTION = """\
 podsizer right-sizes Kubernetes and OpenShift workloads, GPUs included.
 
 * **Recommender**: reads container and NVIDIA DCGM metrics from Prometheus and writes one `Recommendation`
-  per workload (Deployment, StatefulSet, DaemonSet, Argo Rollout, DeploymentConfig) with per-container
-  requests and limits, GPU count or MIG slice, idle-GPU waste and its hourly cost, and a demand forecast.
+  per workload (Deployment, StatefulSet, DaemonSet, Argo Rollout, DeploymentConfig, CronJob, Job) with
+  per-container requests and limits, GPU count or MIG slice, idle-GPU waste and its hourly cost, and a
+  demand forecast.
 * **Admission webhook**: when a pod is created, applies its workload's recommendation. The default mode is
   `dry-run`: the pod only gets a `podsizer.io/dry-run` annotation showing what would change. Set
   `podsizer.io/mode: auto` on a workload or namespace to apply. `podsizer.io/exclude: "true"` opts out.
@@ -306,6 +307,8 @@ def csv_document(helm: str) -> dict[str, Any]:
                             {"kind": "DaemonSet", "version": "v1"},
                             {"kind": "Rollout", "version": "v1alpha1"},
                             {"kind": "DeploymentConfig", "version": "v1"},
+                            {"kind": "CronJob", "version": "v1"},
+                            {"kind": "Job", "version": "v1"},
                         ],
                     }
                 ]

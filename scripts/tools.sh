@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the install-check CLI tools (helm, kubeconform, operator-sdk) from Go modules into $PODSIZER_CACHE/bin (default ~/.cache/podsizer), once per
-# pinned version. A tool that fails to build is reported (log in $PODSIZER_CACHE/tools-logs) and the others still get built;
+# pinned version, and vpa-estimate (bench/quality/vpa: VPA's own estimator code, for the quality benchmark), once per
+# content of its go.mod, go.sum and main.go. A tool that fails to build is reported (log in $PODSIZER_CACHE/tools-logs) and the others still get built;
 # tests needing it then skip with that reason (under CI=true, only operator-sdk's skip; helm/kubeconform's fail).
-# Usage: scripts/tools.sh [helm|kubeconform|operator-sdk ...] (default: all). Always exits 0 unless misused.
+# Usage: scripts/tools.sh [helm|kubeconform|operator-sdk|vpa-estimate ...] (default: all). Always exits 0 unless misused.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${PODSIZER_CACHE:-$HOME/.cache/podsizer}"
@@ -75,12 +76,39 @@ build() {
   fi
 }
 
+# vpa-estimate is a module of this repository (it pins k8s.io/autoscaler/vertical-pod-autoscaler in its go.mod):
+# rebuilt when its sources change, stamped with their checksum.
+build_vpa() {
+  local src="$root/bench/quality/vpa" stamp="$bin/.vpa-estimate.version" log="$cache/tools-logs/vpa-estimate.log"
+  local sum start=$SECONDS
+  sum="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-16)"
+  if [ -x "$bin/vpa-estimate" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
+    echo "tools: vpa-estimate $sum already built"
+    return 0
+  fi
+  echo "tools: building vpa-estimate $sum (bench/quality/vpa)"
+  if (cd "$src" && GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 \
+      nice -n 10 go build -ldflags="-s -w" -o "$bin/vpa-estimate" .) >"$log" 2>&1; then
+    echo "$sum" >"$stamp"
+    echo "tools: built vpa-estimate in $((SECONDS - start)) s"
+  else
+    rm -f "$stamp"
+    echo "tools: FAILED to build vpa-estimate after $((SECONDS - start)) s; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    return 1
+  fi
+}
+
 failed=()
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(helm kubeconform operator-sdk)
+[ ${#names[@]} -eq 0 ] && names=(helm kubeconform operator-sdk vpa-estimate)
 for n in "${names[@]}"; do
+  if [ "$n" = vpa-estimate ]; then
+    build_vpa || failed+=("$n")
+    continue
+  fi
   if [ -z "${pkg[$n]:-}" ]; then
-    echo "tools: unknown tool '$n' (known: ${!pkg[*]})" >&2
+    echo "tools: unknown tool '$n' (known: ${!pkg[*]} vpa-estimate)" >&2
     exit 2
   fi
   build "$n" || failed+=("$n")

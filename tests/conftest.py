@@ -9,6 +9,11 @@ import os
 
 from hypothesis import settings
 
+# One control plane per session for every suite that asks (e2e, browser): fixtures defined here are shared.
+from tests.controlplane.fixtures import admin_client, control_plane, podsizer_crds
+
+__all__ = ["admin_client", "control_plane", "podsizer_crds"]
+
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 if PROFILE not in ("dev", "ci"):
     raise RuntimeError(f"HYPOTHESIS_PROFILE: expected dev or ci, got {PROFILE!r}")

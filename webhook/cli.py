@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if settings.client_ca_file is not None:
             msg += f" and the client CA {settings.client_ca_file}"
         raise setting_error("tls_cert_file", f"{msg}: {exc}") from exc
-    holder = SnapshotHolder()
+    holder = SnapshotHolder(cluster_name=settings.cluster_name)
     owners = OwnerCache()
     metadata: MetadataLookup = NoMetadata()
     stop = threading.Event()

@@ -14,13 +14,14 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from podsizer.api import API_GROUP, API_VERSION, PLURAL, Recommendation, WorkloadRef
+from podsizer.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef
+from podsizer.api.index import RecommendationIndex
 from podsizer.api.quantity import parse
+from podsizer.informer import Informer, WatchLike
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
-from podsizer.owners import ControllerRef, controller_of
+from podsizer.owners import UNCONTROLLED, ControllerRef, controller_of
 from podsizer.resources import CPU, GPU, MEMORY
-from webhook.informer import Informer, WatchLike
-from webhook.store import RecommendationSnapshot, SnapshotHolder, parse_items
+from webhook.store import RecommendationSnapshot, SnapshotHolder
 
 log = logging.getLogger("podsizer.webhook.cluster")
 
@@ -70,8 +71,15 @@ def _owner_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     return sys.intern(ns), name
 
 
+def _owner_of(kind: str, obj: Mapping[str, Any]) -> ControllerRef | None:
+    """The object's controller, compacted; a Job without one is UNCONTROLLED (its own workload), so the
+    resolver can tell a bare Job from one the cache has not seen yet."""
+    ref = _compact(controller_of(obj))
+    return UNCONTROLLED if ref is None and kind == "Job" else ref
+
+
 class OwnerCache:
-    """(namespace, kind, name) of a ReplicaSet/ReplicationController -> its controller owner; only that
+    """(namespace, kind, name) of a ReplicaSet/ReplicationController/Job -> its controller owner; only that
     reference is kept of each object (what the resolver reads)."""
 
     def __init__(self) -> None:
@@ -86,14 +94,14 @@ class OwnerCache:
     def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None:
         new: dict[tuple[str, str], ControllerRef] = {}
         for obj in items:
-            ref = _compact(controller_of(obj))
+            ref = _owner_of(kind, obj)
             if ref is not None:
                 new[_owner_key(obj)] = ref
         self._by_kind[kind] = new  # swap: readers see the old or the new map, never a half-built one
 
     def _event(self, kind: str, etype: str, obj: dict[str, Any]) -> None:
         current = self._by_kind.setdefault(kind, {})
-        ref = _compact(controller_of(obj))
+        ref = _owner_of(kind, obj)
         if etype == "DELETED" or ref is None:
             current.pop(_key(obj), None)
         else:
@@ -333,6 +341,24 @@ class _MetaHandler:
         self.cache._event(self.kind, kind, obj)
 
 
+@dataclass(frozen=True)
+class _JobHandler:
+    """batch/v1 Jobs feed two caches from one watch: the owner chain (Job -> CronJob, or a bare Job) and
+    the workload metadata of bare Jobs (their podsizer.io/ annotations)."""
+
+    owners: _OwnerHandler
+    metadata: _MetaHandler
+
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        jobs = list(items)
+        self.owners.replace(jobs)
+        self.metadata.replace(jobs)
+
+    def event(self, kind: str, obj: dict[str, Any]) -> None:
+        self.owners.event(kind, obj)
+        self.metadata.event(kind, obj)
+
+
 Schedule = Callable[[float, Callable[[], None]], None]
 
 
@@ -364,16 +390,16 @@ class CrdWatchLoader:
         self.debounce = debounce
         self.schedule = schedule
         self.rebuilds = 0
-        self._items: dict[tuple[str, str], Recommendation] = {}
-        self._skipped: dict[tuple[str, str], str] = {}  # per object: one bad object's reason until it changes
+        self._index = RecommendationIndex()  # per object: one bad object's reason until it changes
         self._pending = False
         self._lock = threading.Lock()
 
     def _publish(self) -> None:
         self._pending = False
         self.rebuilds += 1
+        index, cluster = self._index, self.holder.cluster_name  # this cluster's Recommendations only
         snapshot = RecommendationSnapshot.of(
-            self._items.values(), self.clock(), "crd", self._skipped.values()
+            index.recommendations(), self.clock(), "crd", index.skipped(), cluster
         )
         self.holder.swap(snapshot)
 
@@ -384,35 +410,13 @@ class CrdWatchLoader:
                 self._publish()
 
     def replace(self, items: Iterable[dict[str, Any]]) -> None:
-        recs: dict[tuple[str, str], Recommendation] = {}
-        skipped: dict[tuple[str, str], str] = {}
-        for obj in items:
-            self._parse_into(obj, recs, skipped)
         with self._lock:
-            self._items, self._skipped = recs, skipped
+            self._index.replace(items)
             self._publish()
 
-    @staticmethod
-    def _parse_into(
-        obj: dict[str, Any], recs: dict[tuple[str, str], Recommendation], skipped: dict[tuple[str, str], str]
-    ) -> None:
-        key = _key(obj)
-        parsed, why = parse_items([obj], "recommendations")
-        if parsed:
-            recs[key] = parsed[0]
-            skipped.pop(key, None)
-        else:
-            recs.pop(key, None)  # an invalid update must not keep serving stale values
-            skipped[key] = why[0] if why else f"recommendations ({key[0]}/{key[1]}): unreadable"
-
     def event(self, kind: str, obj: dict[str, Any]) -> None:
-        key = _key(obj)
         with self._lock:
-            if kind == "DELETED":
-                self._items.pop(key, None)
-                self._skipped.pop(key, None)
-            else:
-                self._parse_into(obj, self._items, self._skipped)
+            self._index.apply(kind, obj)
             if self._pending:
                 return
             self._pending = True
@@ -437,6 +441,7 @@ def start_cluster_watches(
     factory: Callable[[], WatchLike] = watch_factory or watch.Watch
     core = client.CoreV1Api(api_client)
     apps = client.AppsV1Api(api_client)
+    batch = client.BatchV1Api(api_client)
     custom = client.CustomObjectsApi(api_client)
 
     def custom_lister(group: str, version: str, plural: str) -> Callable[..., Any]:
@@ -466,6 +471,12 @@ def start_cluster_watches(
         ("statefulsets", apps.list_stateful_set_for_all_namespaces, metadata.handler("StatefulSet")),
         ("daemonsets", apps.list_daemon_set_for_all_namespaces, metadata.handler("DaemonSet")),
         ("rollouts", custom_lister("argoproj.io", "v1alpha1", "rollouts"), metadata.handler("Rollout")),
+        (
+            "jobs",  # a CronJob's new Job pods resolve from memory, never an API call per admission
+            batch.list_job_for_all_namespaces,
+            _JobHandler(owners.handler("Job"), metadata.handler("Job")),
+        ),
+        ("cronjobs", batch.list_cron_job_for_all_namespaces, metadata.handler("CronJob")),
         (
             "deploymentconfigs",
             custom_lister("apps.openshift.io", "v1", "deploymentconfigs"),

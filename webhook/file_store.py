@@ -41,7 +41,8 @@ class FileStoreLoader:
                 self.holder.touch(self.clock())
                 return False
             raw = Path(real).read_bytes()
-            snapshot = parse_store_document(orjson.loads(raw), str(self.path), self.clock)
+            doc = orjson.loads(raw)
+            snapshot = parse_store_document(doc, str(self.path), self.clock, self.holder.cluster_name)
         except (OSError, ValueError) as exc:  # orjson.JSONDecodeError is a ValueError
             self.last_error = f"{self.path}: {exc}"
             log.error("store: cannot load %s (keeping the last good snapshot): %s", self.path, exc)

@@ -27,7 +27,8 @@ def resolve_workload(
     pod: Mapping[str, Any], namespace: str, owners: OwnerLookup, snapshot: RecommendationSnapshot | None
 ) -> WorkloadRef | None:
     """The workload a pod belongs to, or None for every pod the resolver skips (bare, deployer/hook,
-    mirror, Job, Experiment, unknown controller). In memory only: `owners` is the watched cache."""
+    mirror, Experiment, unknown controller; a Job the cache does not know, without a Recommendation for
+    its CronJob or itself). In memory only: `owners` is the watched cache."""
     meta = pod.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     name = meta.get("name") or meta.get("generateName")

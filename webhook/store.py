@@ -10,21 +10,19 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from podsizer.api import (
-    Recommendation,
-    RecommendationError,
-    WorkloadRef,
-    recommendation_from_resource,
-)
+from podsizer.api import Recommendation, WorkloadRef
+from podsizer.api.index import parse_items
 from podsizer.api.listdoc import ListDocumentError, list_items
-from podsizer.api.resource import object_name
+from podsizer.api.resource import of_cluster
+from podsizer.settings import env_name
 
 log = logging.getLogger("podsizer.webhook.store")
 
 
 @dataclass(frozen=True)
 class RecommendationSnapshot:
-    """Immutable: Recommendations indexed by (namespace, kind, name) of their target workload."""
+    """Immutable: this cluster's Recommendations indexed by (namespace, kind, name) of their target
+    workload (the key carries no cluster: a pod names none)."""
 
     by_target: Mapping[WorkloadRef, Recommendation]
     loaded_at: datetime
@@ -33,14 +31,26 @@ class RecommendationSnapshot:
 
     @staticmethod
     def of(
-        recs: Iterable[Recommendation], loaded_at: datetime, source: str = "", skipped: Iterable[str] = ()
+        recs: Iterable[Recommendation],
+        loaded_at: datetime,
+        source: str = "",
+        skipped: Iterable[str] = (),
+        cluster_name: str = "",
     ) -> RecommendationSnapshot:
+        """Only the Recommendations of cluster `cluster_name` (podsizer.api.resource.of_cluster); the
+        others are counted in one `skipped` line."""
+        recs = list(recs)
+        own = of_cluster(recs, cluster_name)
+        left_out = len(recs) - len(own)
+        if left_out:
+            this = f"this is {cluster_name}" if cluster_name else f"{env_name('cluster_name')} is empty"
+            skipped = (*skipped, f"{left_out} recommendations of other clusters left out ({this})")
         return RecommendationSnapshot(
-            MappingProxyType({r.target: r for r in recs}), loaded_at, source, tuple(skipped)
+            MappingProxyType({r.target.in_cluster(""): r for r in own}), loaded_at, source, tuple(skipped)
         )
 
     def get(self, ref: WorkloadRef) -> Recommendation | None:
-        return self.by_target.get(ref)
+        return self.by_target.get(ref.in_cluster(""))
 
     def __len__(self) -> int:
         return len(self.by_target)
@@ -61,6 +71,8 @@ class SnapshotHolder:
     _snapshot: RecommendationSnapshot | None = None
     _refreshed_at: datetime | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    cluster_name: str = ""
+    """This cluster's name: loaders build snapshots of its Recommendations only (settings.cluster_name)."""
 
     def current(self) -> RecommendationSnapshot | None:
         return self._snapshot
@@ -80,28 +92,14 @@ class SnapshotHolder:
                 self._refreshed_at = when
 
 
-def parse_items(items: Iterable[Any], where: str) -> tuple[list[Recommendation], list[str]]:
-    """Decode Recommendation objects; a bad one is skipped with the reason (and logged), the rest kept."""
-    recs: list[Recommendation] = []
-    skipped: list[str] = []
-    for i, item in enumerate(items):
-        try:
-            recs.append(recommendation_from_resource(item))
-        except (RecommendationError, ValueError, TypeError, KeyError) as exc:
-            reason = f"{where}[{i}] ({object_name(item)}): {exc}"
-            # A Recommendation is created first and its status written next: no status yet is normal.
-            pending = isinstance(item, dict) and item.get("status") is None
-            level = logging.DEBUG if pending else logging.WARNING
-            log.log(level, "store: skipping recommendation %s", reason)
-            skipped.append(reason)
-    return recs, skipped
-
-
-def parse_store_document(doc: Any, source: str, now: Callable[[], datetime]) -> RecommendationSnapshot:
-    """The JSON file store: a RecommendationList; raises ValueError when the document itself is wrong."""
+def parse_store_document(
+    doc: Any, source: str, now: Callable[[], datetime], cluster_name: str = ""
+) -> RecommendationSnapshot:
+    """The JSON file store: a RecommendationList (several clusters' possibly: only `cluster_name`'s are
+    kept); raises ValueError when the document itself is wrong."""
     try:
         items = list_items(doc)
     except ListDocumentError as exc:
         raise ValueError(f"{source}: {exc}") from exc
     recs, skipped = parse_items(items, "items")
-    return RecommendationSnapshot.of(recs, now(), source, skipped)
+    return RecommendationSnapshot.of(recs, now(), source, skipped, cluster_name)

@@ -1,4 +1,4 @@
-"""Workload identity (namespace, kind, name) and the OpenShift deployer/hook pod rule, per DESIGN.md."""
+"""Workload identity (cluster, namespace, kind, name) and the OpenShift deployer/hook pod rule (DESIGN.md)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ SUPPORTED_KINDS: Mapping[str, str] = {
     "DaemonSet": "apps/v1",
     "Rollout": "argoproj.io/v1alpha1",
     "DeploymentConfig": "apps.openshift.io/v1",
+    "CronJob": "batch/v1",
+    "Job": "batch/v1",
 }
 
 DEPLOYER_FOR_LABEL = "openshift.io/deployer-pod-for.name"
@@ -24,11 +26,13 @@ _HOOK_NAME = re.compile(r"^.+-\d+-hook-(pre|mid|post)(-.*)?$")
 
 @dataclass(frozen=True, order=True)
 class WorkloadRef:
-    """A workload: the thing a Recommendation targets."""
+    """A workload: the thing a Recommendation targets. `cluster` is empty in a single-cluster setup; it is
+    last so positional constructions stay (namespace, kind, name), and sorting orders by namespace first."""
 
     namespace: str
     kind: str
     name: str
+    cluster: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in SUPPORTED_KINDS:
@@ -46,7 +50,12 @@ class WorkloadRef:
         return f"{self.kind.lower()}-{self.name}"
 
     def __str__(self) -> str:
-        return f"{self.namespace}/{self.kind}/{self.name}"
+        where = f"{self.cluster}:" if self.cluster else ""
+        return f"{where}{self.namespace}/{self.kind}/{self.name}"
+
+    def in_cluster(self, cluster: str) -> WorkloadRef:
+        """The same workload in `cluster` (self when it is there already)."""
+        return self if self.cluster == cluster else WorkloadRef(self.namespace, self.kind, self.name, cluster)
 
 
 def is_deployer_or_hook_pod(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -105,7 +105,11 @@ class Recommendation:
     forecast: Forecast | None = None
     policy: tuple[ContainerPolicy, ...] = ()
     resource_version: str | None = None
-    cluster: str | None = None
+
+    @property
+    def cluster(self) -> str | None:
+        """The cluster the workload runs in (status.cluster): the target's, None in a single-cluster setup."""
+        return self.target.cluster or None
 
     @property
     def name(self) -> str:
@@ -297,7 +301,7 @@ def recommendation_from_resource(obj: Any) -> Recommendation:
     status, ref = wire.status, wire.spec.target_ref
     policy = wire.spec.resource_policy
     return Recommendation(
-        target=WorkloadRef(wire.metadata.namespace, ref.kind, ref.name),
+        target=WorkloadRef(wire.metadata.namespace, ref.kind, ref.name, status.cluster or ""),
         generated_at=status.generated_at,
         window=Window(status.window.start, status.window.end, status.window.samples),
         sizing_mode=status.sizing_mode,
@@ -307,7 +311,6 @@ def recommendation_from_resource(obj: Any) -> Recommendation:
         forecast=None if status.forecast is None else _forecast(status.forecast),
         policy=tuple(_policy(p) for p in (policy.containers if policy else None) or ()),
         resource_version=wire.metadata.resource_version,
-        cluster=status.cluster,
     )
 
 
@@ -316,3 +319,21 @@ def object_name(obj: object) -> str:
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     parts = [meta.get(k) if isinstance(meta, Mapping) else None for k in ("namespace", "name")]
     return "/".join(p if isinstance(p, str) and p else "?" for p in parts)
+
+
+def of_cluster(recs: Iterable[Recommendation], cluster_name: str) -> list[Recommendation]:
+    """The recommendations a process of cluster `cluster_name` uses (webhook, console on a shared store).
+
+    With a name: that cluster's, and those without a cluster (a single-cluster setup's) for workloads the
+    cluster has none of its own. Without one: likewise for the one cluster the recommendations name, if
+    they name at most one; when they name several, only those without a cluster (never another's).
+    """
+    recs = list(recs)
+    if not cluster_name:
+        named = {r.target.cluster for r in recs if r.target.cluster}
+        if len(named) != 1:
+            return [r for r in recs if not r.target.cluster]
+        (cluster_name,) = named
+    own = [r for r in recs if r.target.cluster == cluster_name]
+    have = {r.target.in_cluster("") for r in own}
+    return own + [r for r in recs if not r.target.cluster and r.target not in have]

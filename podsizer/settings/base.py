@@ -58,6 +58,11 @@ class SharedSettings(BaseModel):
         default=None,
         description="kubeconfig for the crd store and the cluster (empty: in-cluster, then ~/.kube)",
     )
+    cluster_name: str = Field(
+        default="",
+        description="this cluster's name: with store=crd the recommender writes only its Recommendations; "
+        "the webhook and console use only its (empty: a single-cluster setup)",
+    )
     log_level: LogLevel = Field(default="info", description="log level: debug, info, warning or error")
 
     # The pod plan's policy (the webhook writes it; `recommend` and the console show it)

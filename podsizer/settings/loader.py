@@ -38,6 +38,7 @@ TOOLING_VARIABLES: frozenset[str] = frozenset(
         "PODSIZER_CHROMEDRIVER",  # browser tests: the driver
         "PODSIZER_REQUIRE_CONTROLPLANE",  # CI: a missing control plane fails instead of skipping
         "PODSIZER_REQUIRE_BROWSER",  # CI: a missing browser fails instead of skipping
+        "PODSIZER_REQUIRE_VICTORIAMETRICS",  # CI: a missing victoria-metrics fails instead of skipping
         "PODSIZER_CONTROLPLANE_LOGS",  # e2e: where control-plane logs are copied
     }
 )

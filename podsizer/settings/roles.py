@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, JsonValue, field_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from podsizer.api.quantity import parse as parse_quantity
 from podsizer.settings.base import SharedSettings, comma_list, empty_is_none, lowered
+from podsizer.settings.connection import checked_url, conflicts, parsed_headers
 from podsizer.sizing_policy import SizingPolicy
 
 _POLICY = SizingPolicy()
@@ -46,11 +49,185 @@ class MetricsSourceSettings(SharedSettings):
         description="most bytes read of one Prometheus answer (bytes or e.g. 64Mi); larger answers are "
         "re-asked over shorter time ranges, else the namespace is skipped",
     )
+    # Connection options (docs/connections.md); rules in podsizer/settings/connection.py
+    prometheus_basic_auth_user: str | None = Field(
+        default=None, description="user name of HTTP basic auth to Prometheus (with the password file)"
+    )
+    prometheus_basic_auth_password_file: Path | None = Field(
+        default=None, description="file holding the basic-auth password; re-read when it changes"
+    )
+    prometheus_headers: tuple[tuple[str, str], ...] = Field(
+        default=(),
+        description="comma-separated Name=value headers sent to Prometheus (e.g. X-Scope-OrgID=team-a)",
+    )
+    prometheus_ca_file: Path | None = Field(
+        default=None, description="CA bundle (PEM) that signed Prometheus' certificate (not the system's)"
+    )
+    prometheus_client_cert_file: Path | None = Field(
+        default=None, description="client certificate (PEM) presented to Prometheus (with its key file)"
+    )
+    prometheus_client_key_file: Path | None = Field(
+        default=None, description="key (PEM) of the client certificate"
+    )
+    prometheus_insecure_skip_verify: bool = Field(
+        default=False, description="do not verify Prometheus' certificate (a warning at start; tests only)"
+    )
+    prometheus_sigv4_region: str | None = Field(
+        default=None, description="AWS region: SigV4-sign requests (AWS Managed Prometheus; podsizer[aws])"
+    )
+    prometheus_sigv4_service: str = Field(default="aps", min_length=1, description="SigV4 service name")
+    prometheus_preset: Literal["none", "openshift"] = Field(
+        default="none",
+        description="none, or openshift: thanos-querier with the service-account token and service CA "
+        "(explicit settings win)",
+    )
+
+    @field_validator("prometheus_url", mode="before")
+    @classmethod
+    def _source_url(cls, value: object) -> object:
+        return checked_url(value)
+
+    @field_validator("prometheus_headers", mode="before")
+    @classmethod
+    def _source_headers(cls, value: object) -> object:
+        return parsed_headers(value)
+
+    @field_validator(
+        "prometheus_basic_auth_user",
+        "prometheus_basic_auth_password_file",
+        "prometheus_ca_file",
+        "prometheus_client_cert_file",
+        "prometheus_client_key_file",
+        "prometheus_sigv4_region",
+        mode="before",
+    )
+    @classmethod
+    def _source_optional(cls, value: object) -> object:
+        return empty_is_none(value)
+
+    @field_validator("prometheus_preset", mode="before")
+    @classmethod
+    def _source_preset(cls, value: object) -> object:
+        return lowered(value)
+
+    @model_validator(mode="after")
+    def _source_conflicts(self) -> MetricsSourceSettings:
+        from podsizer.settings.loader import where
+
+        found = conflicts(
+            basic_user=self.prometheus_basic_auth_user,
+            basic_password_file=self.prometheus_basic_auth_password_file,
+            bearer_token_file=self.prometheus_bearer_token_file,
+            sigv4_region=self.prometheus_sigv4_region,
+            headers=self.prometheus_headers,
+            ca_file=self.prometheus_ca_file,
+            cert_file=self.prometheus_client_cert_file,
+            key_file=self.prometheus_client_key_file,
+            insecure=self.prometheus_insecure_skip_verify,
+        )
+        if found:
+            text = "; ".join(f"{where(a)} and {where(b)}: {why}" for a, b, why in found)
+            raise PydanticCustomError("conflict", "{text}", {"text": text})
+        return self
+
     source_file: Path | None = Field(default=None, description="data file read by --source file")
     namespaces: tuple[str, ...] = Field(
-        default=(), description="comma-separated namespaces to size (empty: all)"
+        default=(), description="comma-separated namespaces to size; globs allowed, e.g. team-* (empty: all)"
     )
+    exclude_namespaces: tuple[str, ...] = Field(
+        default=(), description="comma-separated namespaces never sized; globs allowed: kube-*,openshift-*"
+    )
+    selector: str = Field(
+        default="",
+        description="Kubernetes label selector matched against the workload's pod labels, e.g. "
+        "app=web,tier!=cache,env in (prod,stage),!canary (empty: every workload)",
+    )
+    kinds: tuple[str, ...] = Field(
+        default=(), description="comma-separated workload kinds to size, any case: Deployment (empty: all)"
+    )
+    allow_empty: bool = Field(
+        default=False,
+        description="a namespace, selector or kind that matches no workload is a warning only (without it: "
+        "also exit status 3 of recommend and explain)",
+    )
+    as_of: datetime | None = Field(
+        default=None,
+        description="end of the window (backtesting): RFC 3339 with a zone, e.g. 2026-05-01T00:00:00Z, or "
+        "unix seconds; not in the future (empty: now)",
+    )
+
+    @field_validator("exclude_namespaces", mode="before")
+    @classmethod
+    def _scope_comma_list(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("selector", mode="before")
+    @classmethod
+    def _scope_selector(cls, value: object) -> object:
+        from podsizer.selector import parse
+
+        if isinstance(value, str):
+            parse(value)  # SelectorError (a ValueError) names the problem
+            return value.strip()
+        return value
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _scope_kinds(cls, value: object) -> object:
+        from podsizer.scope import kind_named
+
+        listed = comma_list(value)
+        if isinstance(listed, tuple | list):
+            return tuple(dict.fromkeys(kind_named(str(k)) for k in listed))
+        return listed
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _as_of(cls, value: object) -> object:
+        """RFC 3339 with a zone or unix seconds, in UTC; never in the future."""
+        import re
+        from datetime import UTC
+
+        value = empty_is_none(value)
+        if value is None or isinstance(value, datetime):
+            when = value
+        elif isinstance(value, int | float) or (
+            isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip())
+        ):
+            when = datetime.fromtimestamp(float(value), UTC)
+        elif isinstance(value, str):
+            try:
+                when = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ValueError(f"not an RFC 3339 time or unix seconds: {value!r}") from None
+        else:
+            return value
+        if when is not None and when.tzinfo is None:
+            raise ValueError(f"{value!r} has no timezone: add Z or an offset such as +02:00")
+        if when is not None and when > datetime.now(UTC):
+            raise ValueError(f"{when.isoformat()} is in the future")
+        return when.astimezone(UTC) if when is not None else None
+
     window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
+    cluster_label: str = Field(
+        default="",
+        description="label naming the cluster on every series of a multi-cluster store, e.g. cluster "
+        "(empty: one cluster, queries unscoped)",
+    )
+    clusters: tuple[str, ...] = Field(
+        default=(),
+        description="with cluster_label: comma-separated clusters to size, or all (default: every value "
+        "of cluster_label found in the window)",
+    )
+
+    @field_validator("clusters", mode="before")
+    @classmethod
+    def _clusters_list(cls, value: object) -> object:
+        """'all' (any case) or empty: every cluster found; else the names given."""
+        listed = comma_list(value)
+        if isinstance(listed, tuple) and [str(v).lower() for v in listed] == ["all"]:
+            return ()
+        return listed
 
     @field_validator("namespaces", mode="before")
     @classmethod
@@ -130,6 +307,11 @@ class RecommenderSettings(MetricsSourceSettings):
     )
     confidence_full_samples: int = Field(
         default=_POLICY.confidence_full_samples, gt=0, description="samples for full confidence"
+    )
+    cronjob_full_runs: int = Field(
+        default=_POLICY.cronjob_full_runs,
+        gt=0,
+        description="CronJob/Job runs seen for full confidence (batch work: runs, not days or samples)",
     )
     confidence_multiplier: float = Field(
         default=_POLICY.confidence_multiplier, ge=0, description="widening for thin history: multiplier"

@@ -4,7 +4,9 @@ Styles (FACTS.md): `Hostname`/`hostname` and `UUID`/`uuid` in any case; the GPU 
 `container`, or `pod_namespace`/`pod_name`/`container_name` (--use-old-namespace), or `exported_*` when
 Prometheus scraped the exporter without honor_labels (then `namespace`/`pod`/`container` name the
 exporter itself and are ignored); MIG `GPU_I_PROFILE`/`GPU_I_ID`; time-slicing `vgpu`. A series labelled
-only with the exporter's own pod is a GPU attached to no pod.
+only with the exporter's own pod is a GPU attached to no pod. In a multi-cluster store the cluster label
+(named exactly as configured, case-sensitive like every PromQL label) is kept as canonical `cluster`, so
+two clusters' GPUs with the same host and UUID never become one.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ _EXPORTED = ("exported_namespace", "exported_pod", "exported_container")
 # dcgm-exporter's own pod names: series carrying them were labelled with the scrape target, not a GPU user.
 _EXPORTER_PODS = ("nvidia-dcgm-exporter", "dcgm-exporter")
 
-GPU_IDENTITY = ("hostname", "uuid", "gpu", "mig_instance", "namespace", "pod", "container", "vgpu")
+GPU_IDENTITY = ("hostname", "uuid", "gpu", "mig_instance", "namespace", "pod", "container", "vgpu", "cluster")
 """The canonical labels that tell one GPU (or MIG instance / time slice) of one container apart."""
 
 
@@ -65,13 +67,15 @@ def _pod_labels(lower: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in got.items() if v}
 
 
-def normalize_labels(labels: Mapping[str, str]) -> dict[str, str]:
-    """The canonical label set of one dcgm-exporter series (absent or empty labels left out)."""
+def normalize_labels(labels: Mapping[str, str], cluster_label: str = "") -> dict[str, str]:
+    """The canonical label set of one dcgm-exporter series (absent or empty labels left out); with
+    cluster_label, that label's value as `cluster`."""
     lower: dict[str, str] = {}
     for k, v in labels.items():
         lower.setdefault(k.lower(), v)
     out = {c: v for c, names in _ALIASES.items() if (v := _first(lower, names))}
-    return out | _pod_labels(lower)
+    cluster = {"cluster": labels[cluster_label]} if cluster_label and labels.get(cluster_label) else {}
+    return out | _pod_labels(lower) | cluster
 
 
 def gpu_key(canonical: Mapping[str, str]) -> tuple[str, ...]:

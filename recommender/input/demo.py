@@ -18,14 +18,20 @@ Contents (namespaces and workloads; every series has daily + weekly seasonality 
   activity: fits a 1g.5gb MIG slice), Deployment `embeddings` (2 pods on L40S g6e.xlarge nodes whose
   exporter has no profiling metrics: GPU_UTIL fallback), Deployment `notebook` (an L40S whose SM
   activity is ~0.01 for the last 30 hours: idle). Three A100s of the p4d node are not attached to pods.
+- analytics (batch): CronJob `nightly-report` (one Job `nightly-report-<minute>` a day, an hour into
+  each day of the window, ~45 minutes of ~1.2 busy cores, memory climbing to ~1.6Gi; asks for 2 cores /
+  3Gi); the pods exist only while a run is active.
+- ml (batch): Job `train-resnet` (no CronJob: its own workload), running for the last 10 hours on A100
+  GPU 5 (~0.7 active, ~30 GiB framebuffer; unattached before); one run: low confidence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
+import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.resources import GPU
@@ -616,6 +622,78 @@ def _ml(b: _Builder) -> None:
     b.gpu(node, 0, ns, pod, "jupyter", act, b.steady(12000.0, 0.01), b.uuid())
 
 
+def _job_run(
+    b: _Builder, ns: str, job: str, node: str, resources: _Resources, span: slice, app: str
+) -> tuple[str, FloatArray]:
+    """One pod of Job `job` (labels as the Job controller sets them) over `span`: its name and times."""
+    pod = f"{job}-{b.suffix(5)}"
+    labels = {"batch.kubernetes.io/job-name": job, "job-name": job, "app": app}
+    b.pod(ns, pod, node, ("Job", job), resources, labels=labels)
+    return pod, b.ts[span]
+
+
+def _detach_until(b: _Builder, hostname: str, index: str, t: float) -> None:
+    """The unattached GPU's series ends before `t` (a pod holds the GPU from then on)."""
+
+    def cut(values: FloatArray | None, keep: npt.NDArray[np.bool_]) -> FloatArray | None:
+        return None if values is None else values[keep]
+
+    for i, g in enumerate(b.gpus):
+        if (g.hostname, g.gpu_index, g.pod) == (hostname, index, ""):
+            keep = g.timestamps < t
+            b.gpus[i] = replace(
+                g,
+                timestamps=g.timestamps[keep],
+                fb_used_mib=g.fb_used_mib[keep],
+                fb_free_mib=g.fb_free_mib[keep],
+                sm_active=cut(g.sm_active, keep),
+                gr_engine_active=cut(g.gr_engine_active, keep),
+                gpu_util_percent=cut(g.gpu_util_percent, keep),
+                dram_active=cut(g.dram_active, keep),
+            )
+
+
+def _batch(b: _Builder, general: list[str]) -> None:
+    step = _step(b.ts)
+    # nightly-report: a CronJob, once a day; each run is ~45 minutes, busy from start to end. Runs start
+    # one hour into each day of the window (the window follows the clock, the runs follow the window), so
+    # a run lies within one hour of the hourly demand. The first sample is the nominal level: Prometheus
+    # cannot rate a pod's first point, and with it neither the peak nor an hour's mean depends on it.
+    ns, cron = "analytics", "nightly-report"
+    run_len = max(2, int(45 * 60 / step))
+    starts = np.flatnonzero(np.isclose((b.ts - b.ts[0]) % DAY, HOUR))
+    for i, lo in enumerate(int(x) for x in starts):
+        hi = min(lo + run_len, b.ts.size)
+        job = f"{cron}-{int(b.ts[lo] // 60)}"  # the CronJob controller's <name>-<scheduled minute>
+        b.owners.append(OwnerLink(ns, "Job", job, "CronJob", cron))
+        resources = {"report": _cpu(2.0, 3 * GIB, 3 * GIB)}
+        pod, ts = _job_run(b, ns, job, general[i % len(general)], resources, slice(lo, hi), cron)
+        climb = np.linspace(300 * MIB, 1.6 * GIB, ts.size)
+        cpu = b.noisy(np.full(ts.size, 1.2), 0.08)
+        cpu[0] = 1.2
+        b.series(ns, pod, "report", ts, cpu, b.noisy(climb, 0.01))
+    # train-resnet: a bare Job (no controller above it), running for the last 10 hours on A100 GPU 5, which
+    # the exporter reported without a pod until then.
+    ns, job = "ml", "train-resnet"
+    b.owners.append(OwnerLink(ns, "Job", job, "", ""))
+    lo = max(0, b.ts.size - int(10 * HOUR / step))
+    span = slice(lo, b.ts.size)
+    _detach_until(b, _A100.name, "5", float(b.ts[lo]))
+    pod, ts = _job_run(b, ns, job, _A100.name, {"trainer": _gpu(8.0, 64 * GIB, 1.0)}, span, job)
+    b.steady_series(ns, pod, "trainer", ts, (5.0, 0.06), (40 * GIB, 0.01))
+    n = ts.size
+    act = np.clip(b.steady(0.7, 0.05, n), 0.0, 1.0)
+    used = np.clip(b.steady(30000.0, 0.01, n), 0.0, _A100.memory_mib - _A100.reserved_mib)
+    free = _A100.memory_mib - _A100.reserved_mib - np.round(used)
+    b.gpus.append(
+        GpuSamples(
+            ns, pod, "trainer", _A100.name, "5", b.uuid(), _A100.model, ts, np.round(used), free,
+            fb_reserved_mib=_A100.reserved_mib, gr_engine_active=act,
+            gpu_util_percent=np.round(np.clip(act * 115.0, 0.0, 100.0)).astype(np.float64),
+        )
+    )  # fmt: skip
+
+
 def build_demo_dataset(
     now: datetime, *, days: int = 7, step_seconds: int = 300, seed: int = 42
 ) -> RawDataset:
@@ -634,6 +712,7 @@ def build_demo_dataset(
     _platform(b, general)
     _legacy(b, general)
     _ml(b)
+    _batch(b, general)  # last: the workloads above keep their random draws
     return RawDataset(
         start=datetime.fromtimestamp(start_epoch, UTC),
         end=datetime.fromtimestamp(end_epoch, UTC),

@@ -1,5 +1,5 @@
-"""Reads pods, ReplicaSets and ReplicationControllers from the Kubernetes API into an OwnerGraph (the core
-resolver's facts, apiVersions included), with each pod's node, labels and container requests/limits (base
+"""Reads pods, ReplicaSets, ReplicationControllers and Jobs from the Kubernetes API into an OwnerGraph (the
+core resolver's facts, apiVersions included), with each pod's node, labels and container requests/limits (base
 units), using the official client."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes.client import ApiClient, AppsV1Api, CoreV1Api
+from kubernetes.client import ApiClient, AppsV1Api, BatchV1Api, CoreV1Api
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from podsizer.api import quantity
-from podsizer.owners import ControllerRef, OwnerGraph, PodFacts, controller_ref
+from podsizer.owners import UNCONTROLLED, ControllerRef, OwnerGraph, PodFacts, controller_ref
 from recommender.model import SourceError
 from recommender.model.raw import OwnerLink, PodInfo
 
@@ -102,16 +102,19 @@ def _pod(pod: Any) -> tuple[PodInfo, PodFacts]:
 
 
 def _links(items: Iterator[Any], kind: str) -> list[tuple[str, str, str, ControllerRef]]:
+    """Each object's controller; a Job without one is listed as UNCONTROLLED (its own workload)."""
     out = []
     for item in items:
         owner = _controller(item.metadata)
+        if owner is None and kind == "Job":
+            owner = UNCONTROLLED
         if owner is not None:
             out.append((str(item.metadata.namespace), kind, str(item.metadata.name), owner))
     return out
 
 
 def load_inventory(api_client: ApiClient, *, timeout: float = 60.0) -> KubeInventory:
-    """List every pod, ReplicaSet and ReplicationController (paged) and build the OwnerGraph.
+    """List every pod, ReplicaSet, ReplicationController and Job (paged) and build the OwnerGraph.
 
     Failed pods stay in: their metrics history still belongs to their workload."""
     core, apps = CoreV1Api(api_client), AppsV1Api(api_client)
@@ -121,6 +124,7 @@ def load_inventory(api_client: ApiClient, *, timeout: float = 60.0) -> KubeInven
         _paged(core.list_replication_controller_for_all_namespaces, "replicationcontrollers", timeout),
         "ReplicationController",
     )
+    links += _links(_paged(BatchV1Api(api_client).list_job_for_all_namespaces, "jobs", timeout), "Job")
     return KubeInventory(
         tuple(info for info, _ in pods),
         tuple(OwnerLink(ns, kind, name, ref.kind, ref.name) for ns, kind, name, ref in links),

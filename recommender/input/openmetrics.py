@@ -162,6 +162,12 @@ def backfill(files: Sequence[Path], data_dir: Path, *, workers: int = 2, promtoo
 # ---- RawDataset -> exporter families ------------------------------------------------------------
 
 _UNITS = {"cpu": "core", "memory": "byte"}
+# An owner link's kind -> kube-state-metrics' owner series and the label holding the object's name.
+_OWNER_SERIES = {
+    "ReplicaSet": ("kube_replicaset_owner", "replicaset"),
+    "ReplicationController": ("kube_replicationcontroller_owner", "replicationcontroller"),
+    "Job": ("kube_job_owner", "job_name"),
+}
 
 
 def ksm_name(name: str, prefix: str = "label_") -> str:
@@ -360,17 +366,13 @@ def dataset_families(
 
     full = np.arange(t0, t1 + 1e-9, info_step_s)
     for link in ds.owners:
-        metric, label = (
-            ("kube_replicaset_owner", "replicaset")
-            if link.kind == "ReplicaSet"
-            else ("kube_replicationcontroller_owner", "replicationcontroller")
-        )
+        metric, label = _OWNER_SERIES.get(link.kind, _OWNER_SERIES["ReplicationController"])
         lab = {
             "namespace": link.namespace,
             label: link.name,
-            "owner_kind": link.owner_kind,
-            "owner_name": link.owner_name,
-            "owner_is_controller": "true",
+            "owner_kind": link.owner_kind or "<none>",  # a bare Job: KSM's "<none>"
+            "owner_name": link.owner_name or "<none>",
+            "owner_is_controller": "true" if link.owner_kind else "<none>",
         }
         fams.add(metric, "gauge", f"Information about the {link.kind}'s owner.", _const(lab, full))
 

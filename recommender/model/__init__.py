@@ -101,6 +101,8 @@ class ContainerUsage:
     current_limits: Mapping[str, float] = field(default_factory=dict)
     init_container: bool = False
     rejected: tuple[RejectedSamples, ...] = ()
+    runs: int = 0
+    """Distinct Jobs its pods belonged to (a CronJob's runs; 0: no pod of a Job)."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,10 @@ class UsageSnapshot:
     demand: tuple[WorkloadDemand, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     source: str = ""
+    pod_labels: Mapping[WorkloadRef, Mapping[str, str]] = field(default_factory=dict)
+    """Labels of each workload's most recently seen pod (what its pod template carries), where known."""
+    unmatched_scope: tuple[str, ...] = ()
+    """Parts of the run's scope (namespace patterns, the selector, kinds) that matched no workload."""
 
     def workloads(self) -> list[WorkloadRef]:
         return sorted({c.workload for c in self.containers} | {g.workload for g in self.gpus})

@@ -12,12 +12,15 @@ Rules:
   its pods; the per-replica steady state is the median across pods of each pod's median; requests/limits
   come from the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
   `samples` counts raw samples: a pre-reduced series (ContainerSamples.samples set) brings its own count.
+  `runs` counts the distinct Jobs (owner_kind Job) of the pods with samples: a CronJob's runs.
 - GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
   container's pods and prices each pod. Activity is the mean over the pod's GPUs per timestamp, from
   the best signal every GPU of the pod exports: SM_ACTIVE, else GR_ENGINE_ACTIVE, else GPU_UTIL / 100.
 - Demand per workload: per pod and container the mean within each hour, summed over pods and
   (non-init) containers; hours without any sample are NaN.
 - Time buckets (activity, demand) are those of timegrid: [start + i*step, start + (i+1)*step).
+- A dataset of one cluster of several (RawDataset.cluster) puts every workload in that cluster
+  (recommender.model.clusters).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import itertools
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -46,6 +49,7 @@ from recommender.model import (
     UsageSnapshot,
     WorkloadDemand,
 )
+from recommender.model.clusters import snapshot_in
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean
 
@@ -259,6 +263,11 @@ def _container_usage(
         for s in group.series
         if (p := pods.get((s.namespace, s.pod))) is not None
     )
+    jobs = {
+        p.owner_name
+        for s in group.series
+        if s.pod in pod_names and (p := pods.get((s.namespace, s.pod))) is not None and p.owner_kind == "Job"
+    }
     return ContainerUsage(
         workload=group.workload,
         container=group.container,
@@ -278,6 +287,7 @@ def _container_usage(
         current_requests=dict(info.requests.get(group.container, {})) if info else {},
         current_limits=dict(info.limits.get(group.container, {})) if info else {},
         init_container=init,
+        runs=len(jobs),
     )
 
 
@@ -519,6 +529,24 @@ def _gpu_usages(
     return out
 
 
+def _pod_labels(raw: RawDataset, res: _Resolution) -> dict[WorkloadRef, Mapping[str, str]]:
+    """Each workload's labels: those of its pod seen last (latest container sample)."""
+    last: dict[tuple[str, str], float] = {}
+    for s in raw.containers:
+        if s.timestamps.size:
+            key = (s.namespace, s.pod)
+            last[key] = max(last.get(key, -math.inf), float(s.timestamps[-1]))
+    best: dict[WorkloadRef, tuple[float, Mapping[str, str]]] = {}
+    for p in raw.pods:
+        workload = res.workload(p.namespace, p.name)
+        if workload is None:
+            continue
+        t = last.get((p.namespace, p.name), -math.inf)
+        if workload not in best or t >= best[workload][0]:
+            best[workload] = (t, p.labels)
+    return {w: dict(labels) for w, (_, labels) in best.items()}
+
+
 def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
     """The samples of `raw` with start <= t < end, and that window; pods, owners and nodes are kept."""
     lo, hi = start.timestamp(), end.timestamp()
@@ -612,7 +640,7 @@ def aggregate(
     demand = _demand(ordered, pods, start, end, demand_step)
     nodes_of_pods = {(p.namespace, p.name): p.node for p in raw.pods if p.node}
     gpu_usage = _gpu_usages(raw.gpus, res, start, end, activity_step, nodes_of_pods)
-    return UsageSnapshot(
+    snapshot = UsageSnapshot(
         window_start=raw.start,
         window_end=raw.end,
         containers=tuple(containers),
@@ -622,4 +650,6 @@ def aggregate(
         demand=tuple(demand),
         skipped=tuple(res.skipped.values()),
         source=source,
+        pod_labels=_pod_labels(raw, res),
     )
+    return snapshot_in(snapshot, raw.cluster)  # every workload in the dataset's cluster

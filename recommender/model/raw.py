@@ -29,7 +29,8 @@ class PodInfo:
 
 @dataclass(frozen=True)
 class OwnerLink:
-    """A controller link above the pod: ReplicaSet -> Deployment|Rollout, ReplicationController -> DC."""
+    """A controller link above the pod: ReplicaSet -> Deployment|Rollout, ReplicationController -> DC,
+    Job -> CronJob; an empty owner_kind: the object is known and has no controller (a bare Job)."""
 
     namespace: str
     kind: str
@@ -104,3 +105,5 @@ class RawDataset:
     nodes: tuple[NodeInfo, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     """What the source itself left out (an empty namespace), passed on to the snapshot."""
+    cluster: str = ""
+    """The cluster these series come from (aggregate puts every workload in it); "" for one cluster."""

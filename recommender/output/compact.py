@@ -18,8 +18,9 @@ from recommender.output.report import UNKNOWN_CURRENT, Report, confidence_cell, 
 
 DEFAULT_WIDTH = 80
 ELLIPSIS = "…"
-HEADER = ("WORKLOAD / CONTAINER", "CPU REQUEST", "MEMORY REQUEST", "GPU", "MODE", "CONF")
+HEADER = ("  CONTAINER", "CPU REQUEST", "MEMORY REQUEST", "GPU", "MODE", "CONF")
 INDENT = "  "
+WORKLOAD_HEADER = "WORKLOAD  [SIZING PATH]"
 MIB = 1024**2
 GIB = 1024**3
 
@@ -115,8 +116,9 @@ def gpu_cell(
 
 
 def workload_line(rec: Recommendation, plan: WorkloadPlan | None) -> str:
-    """NAMESPACE/KIND/NAME (what `explain` takes), the sizing path, and why the plan changes nothing."""
-    line = f"{rec.namespace}/{rec.target.kind}/{rec.target.name}  [{rec.sizing_mode}"
+    """[CLUSTER:]NAMESPACE/KIND/NAME (what `explain` takes), the sizing path, and why the plan changes
+    nothing."""
+    line = f"{rec.target}  [{rec.sizing_mode}"
     if plan is None:
         line += f"; {UNKNOWN_CURRENT}"
     elif plan.plan.skip not in (None, "no-change", "mode-off") and plan.shown_mode != "excluded":
@@ -127,7 +129,7 @@ def workload_line(rec: Recommendation, plan: WorkloadPlan | None) -> str:
 def _rows(report: Report) -> tuple[list[list[str]], list[str], set[str]]:
     """Container rows, workload lines (row index -> line before it) and the GPU markers used."""
     rows: list[list[str]] = [list(HEADER)]
-    before: list[str] = [""]
+    before: list[str] = [WORKLOAD_HEADER]
     marks: set[str] = set()
     for rec in sorted_recommendations(report.recommendations):
         plan = report.plan(rec)
@@ -203,7 +205,8 @@ def _sections(report: Report, width: int) -> list[str]:
         out += ["", f"Idle GPUs ({len(report.waste)}):"]
         rows = [["WORKLOAD", "POD", "GPUS", "IDLE FOR", "WASTED $/H"]]
         for w in sorted(report.waste, key=lambda w: (w.workload, w.pod)):
-            name = f"{w.workload.namespace}/{w.workload.name}"
+            where = f"{w.workload.cluster}:" if w.workload.cluster else ""
+            name = f"{where}{w.workload.namespace}/{w.workload.name}"
             idle = f"{w.idle_hours:.1f} h"
             rows.append([name, w.pod, f"{w.gpus} {w.model}", idle, f"{w.wasted_hourly_cost:.2f}"])
         out += [INDENT + line for line in fit(rows, width - 2, shrink=(0, 1, 2), minimum=10)]

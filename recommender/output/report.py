@@ -5,11 +5,15 @@ under the configured PlanPolicy, so what is shown is what the webhook writes. js
 RecommendationList document the JSON file store holds (so the output can be used as a store file), with
 a `plan` key per item and `skipped`, `waste` and `cost` keys, all of which store readers ignore. csv has
 one row per container. table adds skipped workloads, idle GPUs and a GPU cost summary per namespace.
+Workloads of a cluster (several clusters sized, or a cluster named) carry it everywhere: the workload as
+`cluster:namespace/kind/name`, a CLUSTER column (wide table), `status.cluster` (json, yaml), a last
+`cluster` column (csv); merge_reports joins the reports of one run's clusters.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -113,6 +117,44 @@ class Report:
         return plan_workload(rec, current, self.policy, self.meta.get(rec.target))
 
 
+def merge_costs(costs: Iterable[CostReport | None]) -> CostReport | None:
+    """Several clusters' GPU cost reports as one, per namespace as `cluster:namespace` (None when none has
+    any)."""
+    present = [c for c in costs if c is not None]
+    if not present:
+        return None
+    from recommender.sizing.cost import CostReport
+
+    merged = CostReport.of([item for c in present for item in c.items])
+    by_ns: dict[str, float] = {}
+    wasted_ns: dict[str, float] = {}
+    for item in merged.items:  # two clusters' `shop` are two namespaces
+        w = item.workload
+        ns = f"{w.cluster}:{w.namespace}" if w.cluster else w.namespace
+        by_ns[ns] = by_ns.get(ns, 0.0) + item.hourly_cost
+        wasted_ns[ns] = wasted_ns.get(ns, 0.0) + item.wasted_hourly_cost
+    return dataclasses.replace(merged, by_namespace=by_ns, wasted_by_namespace=wasted_ns)
+
+
+def merge_reports(reports: Sequence[Report]) -> Report:
+    """Several clusters' reports as one (their workloads never collide: each carries its cluster); the
+    plan policy and prices are the first's (one run has one of each). At least one report."""
+    if len(reports) == 1:
+        return reports[0]
+    first = reports[0]
+    return Report(
+        recommendations=tuple(rec for r in reports for rec in r.recommendations),
+        skipped=tuple(s for r in reports for s in r.skipped),
+        waste=tuple(w for r in reports for w in r.waste),
+        costs=merge_costs([r.costs for r in reports]),
+        current={w: c for r in reports for w, c in r.current.items()},
+        policy=first.policy,
+        meta={w: m for r in reports for w, m in r.meta.items()},
+        prices=first.prices,
+        price_file=first.price_file,
+    )
+
+
 def current_resources(snapshot: UsageSnapshot) -> dict[WorkloadRef, tuple[CurrentResources, ...]]:
     """Current requests/limits of each workload's containers, as the source saw them."""
     out: dict[WorkloadRef, list[CurrentResources]] = {}
@@ -154,7 +196,14 @@ def _rfc3339(value: datetime) -> str:
 
 
 def sorted_recommendations(recs: Iterable[Recommendation]) -> list[Recommendation]:
-    return sorted(recs, key=lambda r: (r.namespace, r.target.kind, r.target.name))
+    return sorted(recs, key=lambda r: (r.target.cluster, r.namespace, r.target.kind, r.target.name))
+
+
+def shows_cluster(report: Report) -> bool:
+    """Whether outputs name clusters: a workload of the report carries one (one named or several)."""
+    return any(r.target.cluster for r in report.recommendations) or any(
+        w.workload.cluster for w in report.waste
+    )
 
 
 def plan_record(report: Report, rec: Recommendation) -> dict[str, object]:
@@ -178,6 +227,7 @@ def document(report: Report) -> dict[str, Any]:
         doc["waste"] = [
             {
                 "workload": str(w.workload),
+                **({"cluster": w.workload.cluster} if w.workload.cluster else {}),
                 "container": w.container,
                 "pod": w.pod,
                 "node": w.node,
@@ -324,7 +374,9 @@ def _reason_wrapped(rows: Sequence[Sequence[str]], width: int | None) -> list[st
 
 
 def render_table(report: Report, width: int | None = None) -> str:
-    header = ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "CPU LIMIT", "MEMORY REQUEST"]
+    clusters = shows_cluster(report)  # a CLUSTER column first, only then
+    header = ["CLUSTER"] if clusters else []
+    header += ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "CPU LIMIT", "MEMORY REQUEST"]
     header += ["MEMORY LIMIT", "GPU", "MODE", "SIZING", "CONFIDENCE", "REASON"]
     rows: list[list[str]] = [header]
     for rec in sorted_recommendations(report.recommendations):
@@ -333,6 +385,7 @@ def render_table(report: Report, width: int | None = None) -> str:
             conf = confidence_cell(c)
             rows.append(
                 [
+                    *([rec.target.cluster] if clusters else []),
                     rec.namespace,
                     f"{rec.target.kind}/{rec.target.name}",
                     c.name,
@@ -367,10 +420,12 @@ def render_table(report: Report, width: int | None = None) -> str:
 
     if report.waste:
         out += ["", f"Idle GPUs ({len(report.waste)}):"]
-        waste_rows = [["NAMESPACE", "WORKLOAD", "POD", "MODEL", "GPUS", "IDLE SINCE", "WASTED $/H"]]
+        waste_rows = [["CLUSTER"] if clusters else []]
+        waste_rows[0] += ["NAMESPACE", "WORKLOAD", "POD", "MODEL", "GPUS", "IDLE SINCE", "WASTED $/H"]
         for w in sorted(report.waste, key=lambda w: (w.workload, w.pod)):
             waste_rows.append(
                 [
+                    *([w.workload.cluster] if clusters else []),
                     w.workload.namespace,
                     f"{w.workload.kind}/{w.workload.name}",
                     w.pod,
@@ -435,8 +490,10 @@ CSV_COLUMNS = (
     "confidence",
     "low_confidence",
     "reason",
+    "cluster",
 )
-"""Each `<resource>_<field>` is the value once the plan is applied (the current one where it stays)."""
+"""Each `<resource>_<field>` is the value once the plan is applied (the current one where it stays);
+`cluster` is last (empty in a single-cluster setup), so the columns before it never move."""
 
 RESOURCE_FIELDS: tuple[tuple[str, Field], ...] = (
     (CPU, "requests"),
@@ -487,6 +544,7 @@ def render_csv(report: Report) -> str:
                     f"{c.confidence:.4f}",
                     str(c.low_confidence).lower(),
                     c.reason or rec.reason,
+                    rec.target.cluster,
                 ]
             )
     return buf.getvalue()

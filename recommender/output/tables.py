@@ -69,7 +69,7 @@ def recommendations(report: Report) -> Table:
         for c in rec.containers:
             rows.append(
                 (
-                    f"{rec.namespace}/{rec.target.kind}/{rec.target.name}",
+                    str(rec.target),  # [cluster:]namespace/kind/name
                     c.name,
                     plan_value(plan, c, "requests", CPU),
                     plan_value(plan, c, "limits", CPU),
@@ -93,7 +93,7 @@ def skipped(report: Report) -> Table:
 def idle_gpus(report: Report) -> Table:
     rows = tuple(
         (
-            f"{w.workload.namespace}/{w.workload.kind}/{w.workload.name}",
+            str(w.workload),
             w.pod,
             w.model,
             str(w.gpus),

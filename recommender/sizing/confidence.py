@@ -1,11 +1,23 @@
-"""How far to trust a container's history: a 0-1 confidence from its sample count and time span."""
+"""How far to trust a container's history: a 0-1 confidence from its sample count and time span, or, for
+batch workloads (CronJob, Job), from the number of runs seen."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from recommender.model import ContainerUsage
 from recommender.sizing.policy import SizingPolicy
 
 SECONDS_PER_DAY = 86400.0
+BATCH_KINDS = frozenset({"CronJob", "Job"})
+
+
+@dataclass(frozen=True)
+class Trust:
+    """A container's confidence and how it reads in the reason ('confidence 0.30 (2.1 d, 400 samples)')."""
+
+    value: float
+    text: str
 
 
 def history_days(usage: ContainerUsage) -> float:
@@ -34,3 +46,27 @@ def is_low(value: float, policy: SizingPolicy) -> bool:
 def describe(usage: ContainerUsage, value: float) -> str:
     """'confidence 0.30 (2.1 d, 400 samples)'."""
     return f"confidence {value:.2f} ({history_days(usage):.1f} d, {usage.samples} samples)"
+
+
+def history_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
+    """Long-running workloads: `confidence` (days and samples)."""
+    value = confidence(usage, policy)
+    return Trust(value, describe(usage, value))
+
+
+def runs(usage: ContainerUsage) -> int:
+    """Runs of a batch workload seen in the window: its distinct Jobs (a bare Job: its one run)."""
+    return max(1, usage.runs)
+
+
+def runs_confidence(usage: ContainerUsage, policy: SizingPolicy) -> float:
+    """Batch workloads: runs seen / cronjob_full_runs, clipped to [0, 1]. Runs are short, so neither the
+    span (the gaps between runs are no evidence) nor the sample count says how much has been seen."""
+    return max(0.0, min(1.0, runs(usage) / policy.cronjob_full_runs)) if policy.cronjob_full_runs > 0 else 1.0
+
+
+def runs_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
+    """'confidence 0.40 (2 of 5 runs)'."""
+    value = runs_confidence(usage, policy)
+    n = runs(usage)
+    return Trust(value, f"confidence {value:.2f} ({n} of {policy.cronjob_full_runs} runs)")

@@ -1,9 +1,10 @@
 """One sizing run: a UsageSnapshot in, Recommendations (+ skipped, waste, costs) out.
 
-Per workload: each container is sized by autopilot when an HPA/ScaledObject targets cpu or memory
-utilization, else statically; GPU containers get nvidia.com/gpu requests == limits (whole numbers) and
-the workload's GpuRecommendation; the demand forecast fills Recommendation.forecast. A workload whose
-sizing raises is skipped with the error text; the run goes on.
+Per workload: each container of a CronJob or Job is sized from the peaks of its runs (batch.py); other
+containers by autopilot when an HPA/ScaledObject targets cpu or memory utilization, else statically;
+GPU containers get nvidia.com/gpu requests == limits (whole numbers) and the workload's
+GpuRecommendation; the demand forecast fills Recommendation.forecast. A workload whose sizing raises is
+skipped with the error text; the run goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
+from recommender.sizing.batch import batch_reason, is_batch, size_batch
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
 from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.forecast import forecast_demand
@@ -141,7 +143,9 @@ def _size_container(
 ) -> ContainerSizing:
     """Sized from the robust usage (recommender.sizing.robust); what it ignored ends the reason."""
     robust = robust_usage(usage, ceilings)
-    if autoscaler is not None and is_autopilot(autoscaler) and not usage.init_container:
+    if is_batch(usage.workload):
+        sized = size_batch(robust.usage, policy, bounds, ceilings)
+    elif autoscaler is not None and is_autopilot(autoscaler) and not usage.init_container:
         sized = size_autopilot(robust.usage, autoscaler, policy, bounds, ceilings)
     else:
         sized = size_static(robust.usage, policy, bounds, ceilings)
@@ -201,6 +205,7 @@ def recommend_workload(
     containers = [c for c in snapshot.containers if c.workload == workload]
     gpus = [g for g in snapshot.gpus if g.workload == workload]
     autoscaler = next((a for a in snapshot.autoscalers if a.workload == workload), None)
+    autoscaler = None if is_batch(workload) else autoscaler  # Jobs have no scale subresource
     nodes = {n.name: n for n in snapshot.nodes}
     mode: SizingMode = "autopilot" if is_autopilot(autoscaler) else "static"
 
@@ -257,7 +262,9 @@ def recommend_workload(
         if implausible:
             forecast, forecast_note = None, f"; forecast unavailable: {implausible}"
 
-    if autoscaler is not None and mode == "autopilot":
+    if is_batch(workload):
+        reason = batch_reason(workload, containers, policy)
+    elif autoscaler is not None and mode == "autopilot":
         reason = f"autopilot: {label(autoscaler)}"
     elif autoscaler is not None:
         reason = f"static: {autoscaler.kind} {autoscaler.name} targets neither cpu nor memory"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
@@ -52,10 +52,15 @@ class ContainerSizing:
         )
 
 
-def _confident(inner: Estimator, policy: SizingPolicy) -> Estimator:
+def confident(
+    inner: Estimator,
+    policy: SizingPolicy,
+    judge: Callable[[ContainerUsage, SizingPolicy], float] = conf.confidence,
+) -> Estimator:
+    """`inner` widened for thin evidence; `judge(usage, policy)` is the confidence rule."""
     return ConfidenceEstimator(
         inner,
-        partial(conf.confidence, policy=policy),
+        partial(_judged, judge=judge, policy=policy),
         full_days=policy.confidence_full_days,
         multiplier=policy.confidence_multiplier,
         exponent=policy.confidence_exponent,
@@ -63,16 +68,22 @@ def _confident(inner: Estimator, policy: SizingPolicy) -> Estimator:
     )
 
 
+def _judged(
+    usage: ContainerUsage, judge: Callable[[ContainerUsage, SizingPolicy], float], policy: SizingPolicy
+) -> float:
+    return judge(usage, policy)
+
+
 def cpu_estimator(policy: SizingPolicy) -> Estimator:
     """P99 -> + margin -> widened for thin history -> floor cpu_min_cores."""
     base = MarginEstimator(PercentileEstimator("cpu", policy.cpu_percentile), policy.cpu_margin)
-    return MinMaxEstimator(_confident(base, policy), "cpu", minimum=policy.cpu_min_cores)
+    return MinMaxEstimator(confident(base, policy), "cpu", minimum=policy.cpu_min_cores)
 
 
 def memory_estimator(policy: SizingPolicy) -> Estimator:
     """P99 -> + margin -> widened -> never below the peak -> OOM bump -> floor memory_min_bytes."""
     base = MarginEstimator(PercentileEstimator("memory", policy.memory_percentile), policy.memory_margin)
-    bumped = OomBump(FloorAtPeak(_confident(base, policy)), policy.oom_bump_factor, policy.oom_bump_min_bytes)
+    bumped = OomBump(FloorAtPeak(confident(base, policy)), policy.oom_bump_factor, policy.oom_bump_min_bytes)
     return MinMaxEstimator(bumped, "memory", minimum=policy.memory_min_bytes)
 
 
@@ -83,9 +94,10 @@ def finish(
     bounds: Sequence[ContainerPolicy],
     prefix: str = "",
     ceilings: Ceilings | None = None,
+    trust: conf.Trust | None = None,
 ) -> ContainerSizing:
     """Apply bounds, rounding, the ceilings (hard: they win over bounds) and limits to per-resource
-    estimates and write the reason."""
+    estimates and write the reason; `trust`: the confidence (default: days and samples)."""
     top = ceilings or policy.ceilings()
     user = policy_for(usage.container, bounds)
     requests: dict[str, float] = {}
@@ -111,11 +123,12 @@ def finish(
     if "cpu" in requests and policy.cpu_limit_factor is not None:
         limit = round_resource("cpu", requests["cpu"] * policy.cpu_limit_factor)
         limits["cpu"] = _capped("cpu", limit, top)[0]
-    value = conf.confidence(usage, policy)
+    judged = trust or conf.history_trust(usage, policy)
+    value = judged.value
     low = conf.is_low(value, policy)
     reason = "; ".join([p for p in [prefix] if p] + parts + notes)
     if low:
-        reason += f"; low {conf.describe(usage, value)}: not applied"
+        reason += f"; low {judged.text}: not applied"
     return ContainerSizing(usage.container, requests, limits, reason, value, low, tuple(notes))
 
 

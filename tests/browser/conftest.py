@@ -1,5 +1,6 @@
 """Headless Chromium (Debian's chromium + chromium-driver, driven by Selenium) against a live console on
-the demo data; screenshots go to test-artifacts/browser/."""
+the demo data, and one real Prometheus with seven days of backfilled history shared by the tests that need
+it; screenshots go to test-artifacts/browser/."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,11 +22,15 @@ from fastapi import FastAPI
 
 from console.app import create_console_app
 from console.demo import DemoConsoleData
+from recommender.input.openmetrics import backfill, write_dataset
+from tests.integration.prometheus.history import DAYS, History, build_history
+from tests.integration.prometheus.server import running_prometheus
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM = os.environ.get("PODSIZER_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("PODSIZER_CHROMEDRIVER", "/usr/bin/chromedriver")
+PROMTOOL = Path("/usr/bin/promtool")
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -132,3 +138,28 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@dataclass(frozen=True)
+class BackfilledPrometheus:
+    """A real Prometheus serving `history` (seven days ending at history.end) at `url`."""
+
+    history: History
+    url: str
+
+    @property
+    def host(self) -> str:
+        return self.url.split("://", 1)[1].rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def backfilled_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackfilledPrometheus]:
+    """One Prometheus per session for every browser test on real metrics (backfilled once, with promtool)."""
+    if not PROMTOOL.exists():
+        pytest.skip("promtool not installed (Debian package prometheus)")
+    root = tmp_path_factory.mktemp("prometheus")
+    history = build_history(datetime.fromtimestamp(int(time.time()) // 60 * 60, UTC))
+    files = write_dataset(history.dataset(), root / "om", workers=2, dcgm_styles=history.dcgm_styles)
+    backfill(files, root / "data", workers=2, promtool=str(PROMTOOL))
+    with running_prometheus(root / "data", retention_days=DAYS + 2) as prom:
+        yield BackfilledPrometheus(history, prom.url)

@@ -3,9 +3,7 @@ headless Chromium: the header names the source, and one workload's numbers on th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -16,34 +14,26 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from console.app import create_console_app
 from console.sources import build, build_inputs
 from podsizer.settings import ConsoleSettings, load
-from recommender.input.openmetrics import backfill, write_dataset
-from tests.browser.conftest import serving
+from tests.browser.conftest import BackfilledPrometheus, serving
 from tests.browser.test_console_pages import assert_shows, cell, screenshot
-from tests.integration.prometheus.history import DAYS, build_history
-from tests.integration.prometheus.server import running_prometheus
 
-PROMTOOL = Path("/usr/bin/promtool")
 WEB = "shop/Deployment/web"
 
 
 @pytest.fixture(scope="module")
-def prom_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def prom_console(
+    backfilled_prometheus: BackfilledPrometheus, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
     """(console URL, Prometheus host:port): the console built from a real Prometheus, served."""
-    if not PROMTOOL.exists():
-        pytest.skip("promtool not installed (Debian package prometheus)")
-    root = tmp_path_factory.mktemp("prom-console")
-    history = build_history(datetime.fromtimestamp(int(time.time()) // 60 * 60, UTC))
-    files = write_dataset(history.dataset(), root / "om", workers=2, dcgm_styles=history.dcgm_styles)
-    backfill(files, root / "data", workers=2, promtool=str(PROMTOOL))
-    with running_prometheus(root / "data", retention_days=DAYS + 2) as prom:
-        env = {
-            "PODSIZER_CONSOLE_SOURCE": "prometheus",
-            "PODSIZER_PROMETHEUS_URL": prom.url,
-            "PODSIZER_STORE_FILE": str(root / "absent.json"),
-        }
-        data = build(build_inputs(load(ConsoleSettings, env=env)), history.end)
-        with serving(create_console_app(data)) as url:
-            yield url, prom.url.split("://", 1)[1].rstrip("/")
+    prom = backfilled_prometheus
+    env = {
+        "PODSIZER_CONSOLE_SOURCE": "prometheus",
+        "PODSIZER_PROMETHEUS_URL": prom.url,
+        "PODSIZER_STORE_FILE": str(tmp_path_factory.mktemp("prom-console") / "absent.json"),
+    }
+    data = build(build_inputs(load(ConsoleSettings, env=env)), prom.history.end)
+    with serving(create_console_app(data)) as url:
+        yield url, prom.host
 
 
 def test_overview_on_prometheus_names_the_source_and_shows_a_workloads_api_numbers(

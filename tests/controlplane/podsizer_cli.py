@@ -15,7 +15,7 @@ from tests.controlplane.binaries import ROOT
 from tests.controlplane.kube import Manifest
 
 # The built-in demo data set's namespaces (recommendations are written into the workload's namespace).
-DEMO_NAMESPACES = ("legacy", "ml", "platform", "shop")
+DEMO_NAMESPACES = ("analytics", "legacy", "ml", "platform", "shop")
 
 
 def recommend_and_write(kubeconfig: Path, *source_args: str, timeout_s: float = 240.0) -> dict[str, Any]:

@@ -46,6 +46,8 @@ def test_webhook_reads_what_it_watches_and_writes_nothing(
     core.list_namespace()
     custom.list_cluster_custom_object("argoproj.io", "v1alpha1", "rollouts")
     custom.list_cluster_custom_object("apps.openshift.io", "v1", "deploymentconfigs")
+    client.BatchV1Api(webhook).list_job_for_all_namespaces()  # Pod -> Job -> CronJob
+    client.BatchV1Api(webhook).list_cron_job_for_all_namespaces()
 
     rec = recommendation_to_resource(
         simple_recommendation(WorkloadRef("default", "Deployment", "web"), {"main": {"cpu": "1"}})
@@ -84,6 +86,7 @@ def test_recommender_writes_recommendations_and_reads_no_secrets(
     assert stored["status"]["containers"][0]["requests"] == {"cpu": "250m"}
     core.list_pod_for_all_namespaces()
     core.list_node()
+    client.BatchV1Api(recommender).list_job_for_all_namespaces()  # Pod -> Job -> CronJob (kube source)
     assert 'cannot list resource "secrets"' in _refused(core.list_secret_for_all_namespaces)
     assert 'cannot get resource "secrets"' in _refused(
         core.read_namespaced_secret, "anything", RELEASE_NAMESPACE

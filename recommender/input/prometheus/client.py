@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -78,6 +79,18 @@ class SampleRejections:
             return dict(self._counts)
 
 
+PROBE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one request of the connectivity check got back."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+
 @dataclass(frozen=True)
 class _Answer:
     status: int
@@ -100,7 +113,8 @@ class PromClient:
 
     Hostile answers: at most max_response_bytes of each body is read (AnswerTooLarge past it; see
     query_range_split), each request takes at most `timeout` in all, non-finite values are counted in
-    `rejections`, and `auth` (e.g. BearerTokenFile) is httpx's auth hook.
+    `rejections`, and `auth` (e.g. BearerTokenFile) is httpx's auth hook. `verify` is httpx's: True (the
+    system's CAs), False, or an ssl.SSLContext (a CA bundle, a client certificate; see connection.py).
     """
 
     def __init__(
@@ -113,6 +127,7 @@ class PromClient:
         compress: bool = False,
         auth: httpx.Auth | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
@@ -120,7 +135,12 @@ class PromClient:
         self.rejections = SampleRejections()
         sent = {"Accept-Encoding": "gzip, deflate" if compress else "identity"} | dict(headers or {})
         self._http = httpx.Client(
-            base_url=self.base_url, transport=transport, timeout=timeout, headers=sent, auth=auth
+            base_url=self.base_url,
+            transport=transport,
+            timeout=timeout,
+            headers=sent,
+            auth=auth,
+            verify=verify,
         )
 
     def close(self) -> None:
@@ -136,10 +156,7 @@ class PromClient:
         """The answer's status and body, streamed: never more than max_response_bytes of body and never
         longer than the timeout in all (a trickling answer cannot hold a run)."""
         url = f"{self.base_url}{path}"
-        if get:
-            request = self._http.build_request("GET", f"{path}?{urlencode(form)}")
-        else:
-            request = self._http.build_request("POST", path, content=urlencode(form).encode(), headers=_FORM)
+        request = self._request(path, form, get)
         deadline = time.monotonic() + self.timeout
         try:
             resp = self._http.send(request, stream=True)
@@ -151,6 +168,26 @@ class PromClient:
             raise SourceError(f"Prometheus at {url} timed out answering {what}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
+
+    def _request(self, path: str, form: list[tuple[str, str]], get: bool) -> httpx.Request:
+        """GET with the form as the query string (when there is one), else a form-encoded POST."""
+        if get:
+            return self._http.build_request("GET", f"{path}?{urlencode(form)}" if form else path)
+        return self._http.build_request("POST", path, content=urlencode(form).encode(), headers=_FORM)
+
+    def probe(self, path: str, form: list[tuple[str, str]], *, get: bool = False) -> Probe:
+        """One request as the queries send it: status, content type and at most 64 KiB of the body.
+        httpx errors are not wrapped: the connectivity check (preflight.py) tells them apart."""
+        resp = self._http.send(self._request(path, form, get), stream=True)
+        try:
+            body = bytearray()
+            for chunk in resp.iter_bytes():
+                body += chunk
+                if len(body) >= PROBE_BYTES:
+                    break
+            return Probe(resp.status_code, resp.headers.get("Content-Type", ""), bytes(body[:PROBE_BYTES]))
+        finally:
+            resp.close()
 
     def _body(self, resp: httpx.Response, url: str, what: str, deadline: float) -> bytearray:
         limit = self.max_response_bytes

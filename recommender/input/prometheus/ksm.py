@@ -54,18 +54,37 @@ def _pod_owner(pod: _Pod, lab: Labels) -> None:
         pod.owner = (None if kind in _NONE else kind, None if name in _NONE else name, controller)
 
 
+# Identity part -> (the intermediate's kind, the KSM label holding its name).
+_LINKS = {
+    "rs_owner": ("ReplicaSet", "replicaset"),
+    "rc_owner": ("ReplicationController", "replicationcontroller"),
+    "job_owner": ("Job", "job_name"),
+}
+
+
 def _link(part: str, lab: Labels) -> OwnerLink | None:
-    kind = "ReplicaSet" if part == "rs_owner" else "ReplicationController"
-    name = lab.get("replicaset" if part == "rs_owner" else "replicationcontroller", "")
+    """The controller link of one owner series. A Job's series with owner_kind "<none>" says the Job has
+    no controller (a bare Job: an OwnerLink with an empty owner_kind); for ReplicaSets and RCs, nothing."""
+    kind, label = _LINKS[part]
+    name = lab.get(label, "")
     okind, oname = lab.get("owner_kind", ""), lab.get("owner_name", "")
     if okind in _NONE or lab.get("owner_is_controller") == "false":
-        return None
+        return OwnerLink(lab.get("namespace", ""), kind, name, "", "") if kind == "Job" and name else None
     return OwnerLink(lab.get("namespace", ""), kind, name, okind, oname)
+
+
+def _add_link(links: dict[tuple[str, str, str], OwnerLink], link: OwnerLink | None) -> None:
+    """Keep `link`; a controller wins over "<none>" (several series of one Job over the window)."""
+    if link is None:
+        return
+    at = (link.namespace, link.kind, link.name)
+    if link.owner_kind or at not in links:
+        links[at] = link
 
 
 def identity(series: Iterable[Labels], facts: InstantResult) -> Identity:
     """Pods (owner reference, labels, annotations, init containers, node, requests and limits), the
-    ReplicaSet/ReplicationController links, OOM-killed containers and raw working-set sample counts."""
+    ReplicaSet/ReplicationController/Job links, OOM-killed containers and raw working-set sample counts."""
     pods: dict[tuple[str, str], _Pod] = defaultdict(_Pod)
     links: dict[tuple[str, str, str], OwnerLink] = {}
     oom: set[ContainerKey] = set()
@@ -74,10 +93,8 @@ def identity(series: Iterable[Labels], facts: InstantResult) -> Identity:
         key = (lab.get("namespace", ""), lab.get("pod", ""))
         if part == "pod_owner":
             _pod_owner(pods[key], lab)
-        elif part in ("rs_owner", "rc_owner"):
-            link = _link(part, lab)
-            if link is not None:
-                links[(link.namespace, link.kind, link.name)] = link
+        elif part in _LINKS:
+            _add_link(links, _link(part, lab))
         elif part == "pod_labels":
             pods[key].labels.update(decode_labels(lab))
         elif part == "pod_annotations":

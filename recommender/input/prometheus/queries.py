@@ -1,4 +1,7 @@
-"""PromQL builders: every query covers a whole namespace (or the cluster), never one container."""
+"""PromQL builders: every query covers a whole namespace (or the cluster), never one container.
+
+Every builder takes a Scope: in a multi-cluster store every selector carries `<cluster_label>="<name>"`,
+so one run reads one cluster's series at a time; the default Scope adds nothing (one cluster)."""
 
 from __future__ import annotations
 
@@ -26,9 +29,34 @@ def quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def dcgm_selector(metric: str) -> str:
+@dataclass(frozen=True)
+class Scope:
+    """Which cluster's series a query reads: label="" (no cluster label) reads every series."""
+
+    label: str = ""
+    cluster: str = ""
+
+    @property
+    def matcher(self) -> str:
+        """`<label>="<cluster>"`, or "" when unscoped."""
+        return f"{self.label}={quote(self.cluster)}" if self.label else ""
+
+    def matchers(self, *others: str) -> str:
+        """The matchers inside one selector's braces: `others` and this scope's, comma-separated."""
+        return ",".join(m for m in (*others, self.matcher) if m)
+
+    def select(self, metric: str, *matchers: str) -> str:
+        """`metric{matchers,scope}`; the bare metric name when there is nothing to match."""
+        inside = self.matchers(*matchers)
+        return f"{metric}{{{inside}}}" if inside else metric
+
+
+UNSCOPED = Scope()
+
+
+def dcgm_selector(metric: str, scope: Scope = UNSCOPED) -> str:
     """Selects a dcgm-exporter metric under its current and its old lower-case name."""
-    return f"{{__name__=~{quote(metric + '|' + metric.lower())}}}"
+    return f"{{{scope.matchers(f'__name__=~{quote(metric + chr(124) + metric.lower())}')}}}"
 
 
 def mark(expr: str, value: str, label: str = MARK) -> str:
@@ -53,35 +81,45 @@ class Window:
         return f"{self.seconds}s"
 
 
-def container_selector(metric: str, namespace: str) -> str:
-    return f'{metric}{{container!="",container!="POD",namespace={quote(namespace)}}}'
+CONTAINER_MATCHERS = ('container!=""', 'container!="POD"')
 
 
-def cpu_rate(namespace: str, w: Window) -> str:
+def containers_match(scope: Scope = UNSCOPED) -> str:
+    """Every container's working-set series (of the scope): the match of namespace and cluster discovery."""
+    return scope.select(MEM_METRIC, *CONTAINER_MATCHERS)
+
+
+def container_selector(metric: str, namespace: str, scope: Scope = UNSCOPED) -> str:
+    return scope.select(metric, *CONTAINER_MATCHERS, f"namespace={quote(namespace)}")
+
+
+def cpu_rate(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:
     """Range query (step resolution_s): per raw series (one per container incarnation), cores over rate_s.
 
     The answer is kept as the raw model (series.py) and aggregated in numpy: Prometheus evaluates each
     series once instead of once per statistic, as quantile_over_time over a subquery did.
     """
-    return f"rate({container_selector(CPU_METRIC, namespace)}[{w.rate_s}s])"
+    return f"rate({container_selector(CPU_METRIC, namespace, scope)}[{w.rate_s}s])"
 
 
-def memory_peak(namespace: str, w: Window) -> str:
+def memory_peak(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:
     """Range query (step resolution_s): per raw series, the highest working-set sample of each step."""
-    return f"max_over_time({container_selector(MEM_METRIC, namespace)}[{w.resolution_s}s])"
+    return f"max_over_time({container_selector(MEM_METRIC, namespace, scope)}[{w.resolution_s}s])"
 
 
-def container_facts(namespace: str, w: Window) -> str:
+def container_facts(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:
     """Per (pod, container): last requests and limits seen (per resource, with the pod's node) and the
     raw working-set sample count."""
     out = {}
     for kind in ("requests", "limits"):
-        sel = (
-            f"kube_pod_container_resource_{kind}"
-            f'{{namespace={quote(namespace)},resource=~"cpu|memory|nvidia_com_.*"}}'
+        sel = scope.select(
+            f"kube_pod_container_resource_{kind}",
+            f"namespace={quote(namespace)}",
+            'resource=~"cpu|memory|nvidia_com_.*"',
         )
         out[kind] = f"max by ({KEY},resource,node) (last_over_time({sel}[{w.range}]))"
-    out["count"] = f"sum by ({KEY}) (count_over_time({container_selector(MEM_METRIC, namespace)}[{w.range}]))"
+    mem = container_selector(MEM_METRIC, namespace, scope)
+    out["count"] = f"sum by ({KEY}) (count_over_time({mem}[{w.range}]))"
     return either(out)
 
 
@@ -89,6 +127,7 @@ IDENTITY_SERIES = {
     "kube_pod_owner": "pod_owner",
     "kube_replicaset_owner": "rs_owner",
     "kube_replicationcontroller_owner": "rc_owner",
+    "kube_job_owner": "job_owner",
     "kube_pod_labels": "pod_labels",
     "kube_pod_annotations": "pod_annotations",
     "kube_pod_container_status_last_terminated_reason": "oom",
@@ -96,7 +135,7 @@ IDENTITY_SERIES = {
 }
 
 
-def identity_series(namespace: str) -> list[str]:
+def identity_series(namespace: str, scope: Scope = UNSCOPED) -> list[str]:
     """Series-API matchers for the KSM owner chain, pod labels/annotations and OOM kills of a namespace.
 
     Only label sets matter here, so the series endpoint answers from the index without reading samples.
@@ -104,8 +143,8 @@ def identity_series(namespace: str) -> list[str]:
     ns = f"namespace={quote(namespace)}"
     out = []
     for metric in IDENTITY_SERIES:
-        extra = ',reason="OOMKilled"' if metric.endswith("terminated_reason") else ""
-        out.append(f"{metric}{{{ns}{extra}}}")
+        extra = ('reason="OOMKilled"',) if metric.endswith("terminated_reason") else ()
+        out.append(scope.select(metric, ns, *extra))
     return out
 
 
@@ -122,36 +161,39 @@ GPU_METRICS: dict[str, str] = {
 }
 
 
-def gpu_series(step_s: int) -> str:
+def gpu_series(step_s: int, scope: Scope = UNSCOPED) -> str:
     """Range query (step step_s), cluster-wide: every dcgm-exporter series' peak (or low) of each step,
     tagged with MARK=<metric>: one query for all GPU metrics."""
-    return either({m: f"{how}_over_time({dcgm_selector(m)}[{step_s}s])" for m, how in GPU_METRICS.items()})
-
-
-def autoscalers(w: Window) -> str:
-    """Cluster-wide HPA facts from kube-state-metrics (KEDA ScaledObjects show up as keda-hpa-<name>)."""
-    r = w.range
     return either(
-        {
-            "info": f"last_over_time(kube_horizontalpodautoscaler_info[{r}])",
-            "target": f"last_over_time(kube_horizontalpodautoscaler_spec_target_metric[{r}])",
-            "min": f"last_over_time(kube_horizontalpodautoscaler_spec_min_replicas[{r}])",
-            "max": f"last_over_time(kube_horizontalpodautoscaler_spec_max_replicas[{r}])",
-            "current": f"last_over_time(kube_horizontalpodautoscaler_status_current_replicas[{r}])",
-        }
+        {m: f"{how}_over_time({dcgm_selector(m, scope)}[{step_s}s])" for m, how in GPU_METRICS.items()}
     )
+
+
+HPA_SERIES = {
+    "info": "kube_horizontalpodautoscaler_info",
+    "target": "kube_horizontalpodautoscaler_spec_target_metric",
+    "min": "kube_horizontalpodautoscaler_spec_min_replicas",
+    "max": "kube_horizontalpodautoscaler_spec_max_replicas",
+    "current": "kube_horizontalpodautoscaler_status_current_replicas",
+}
+
+
+def autoscalers(w: Window, scope: Scope = UNSCOPED) -> str:
+    """Cluster-wide HPA facts from kube-state-metrics (KEDA ScaledObjects show up as keda-hpa-<name>)."""
+    return either({k: f"last_over_time({scope.select(m)}[{w.range}])" for k, m in HPA_SERIES.items()})
 
 
 ALLOCATABLE_RESOURCES = ("cpu", "memory", "nvidia_com_gpu")  # KSM's names (units core, byte, integer)
 
 
-def nodes(w: Window) -> str:
+def nodes(w: Window, scope: Scope = UNSCOPED) -> str:
     """Cluster-wide node labels, info and allocatable cpu/memory/GPUs from kube-state-metrics."""
-    alloc = f'kube_node_status_allocatable{{resource=~"{"|".join(ALLOCATABLE_RESOURCES)}"}}'
+    resources = quote("|".join(ALLOCATABLE_RESOURCES))
+    alloc = scope.select("kube_node_status_allocatable", f"resource=~{resources}")
     return either(
         {
-            "labels": f"last_over_time(kube_node_labels[{w.range}])",
-            "info": f"last_over_time(kube_node_info[{w.range}])",
+            "labels": f"last_over_time({scope.select('kube_node_labels')}[{w.range}])",
+            "info": f"last_over_time({scope.select('kube_node_info')}[{w.range}])",
             "allocatable": f"max by (node,resource) (last_over_time({alloc}[{w.range}]))",
         }
     )

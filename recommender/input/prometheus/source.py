@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from podsizer.owners import Skipped
+from podsizer.settings import env_name
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
@@ -65,6 +68,11 @@ class PrometheusSource:
     per dcgm-exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
     concurrency namespaces are queried at once (3: on 2 cores this overlaps our parsing with Prometheus'
     evaluation).
+
+    Many clusters in one store: with cluster_label every query carries `<cluster_label>="<cluster>"`
+    (queries.Scope) and the dataset's workloads carry `cluster`; `clusters()` finds the label's values
+    and `for_cluster()` gives the source of one of them. Without a label, `cluster` only names the one
+    cluster (queries unscoped).
     """
 
     def __init__(
@@ -72,12 +80,15 @@ class PrometheusSource:
         client: PromClient,
         *,
         namespaces: list[str] | None = None,
+        namespace_filter: Callable[[str], bool] | None = None,
         name: str = "prometheus",
         concurrency: int = 3,
         resolution_s: int = 300,
         rate_s: int = 300,
         demand_step_s: int = 3600,
         activity_step_s: int = 300,
+        cluster_label: str = "",
+        cluster: str = "",
     ) -> None:
         if min(resolution_s, rate_s, demand_step_s, activity_step_s) <= 0:
             raise ValueError("resolution_s, rate_s, demand_step_s and activity_step_s must be positive")
@@ -88,31 +99,47 @@ class PrometheusSource:
             )
         self.client = client
         self.namespaces = namespaces
+        self.namespace_filter = namespace_filter  # keeps the discovered namespaces it accepts (globs)
         self.name = name
         self.concurrency = max(1, concurrency)
         self.resolution_s = resolution_s
         self.rate_s = rate_s
         self.demand_step_s = demand_step_s
         self.activity_step_s = activity_step_s
+        self.cluster_label = cluster_label
+        self.cluster = cluster
+        self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
+
+    def for_cluster(self, cluster: str) -> PrometheusSource:
+        """The same source (same client) reading only `cluster`'s series."""
+        return _with_cluster(self, cluster)
+
+    def clusters(self, start: datetime, end: datetime) -> list[str]:
+        """Every value of cluster_label on container series in [start, end]; [cluster] without a label."""
+        if not self.cluster_label:
+            return [self.cluster]
+        return self.client.label_values(self.cluster_label, q.containers_match(), start, end)
 
     # ---- fetching -------------------------------------------------------------------------------
 
     def _discover(self, start: datetime, end: datetime) -> list[str]:
         if self.namespaces is not None:
             return sorted(set(self.namespaces))
-        match = f'{q.MEM_METRIC}{{container!="",container!="POD"}}'
-        return self.client.label_values("namespace", match, start, end)
+        match = q.containers_match(self.scope)
+        found = self.client.label_values("namespace", match, start, end)
+        return found if self.namespace_filter is None else [ns for ns in found if self.namespace_filter(ns)]
 
     def _fetch_namespace(self, ns: str, w: q.Window, start: datetime, end: datetime) -> _Namespace:
         c = self.client
         res = step_for(start, end, self.resolution_s)
         lo, hi = aligned(start.timestamp(), end.timestamp(), res)
         ident = ksm.identity(
-            c.series(q.identity_series(ns), start, end), c.query(q.container_facts(ns, w), end)
+            c.series(q.identity_series(ns, self.scope), start, end),
+            c.query(q.container_facts(ns, w, self.scope), end),
         )
         # reduced right away: a namespace's answers are gone before the next namespace is read
-        cpu = c.query_range_split(q.cpu_rate(ns, w), lo, hi, res)
-        mem = c.query_range_split(q.memory_peak(ns, w), lo, hi, res)
+        cpu = c.query_range_split(q.cpu_rate(ns, w, self.scope), lo, hi, res)
+        mem = c.query_range_split(q.memory_peak(ns, w, self.scope), lo, hi, res)
         containers = container_samples(cpu, mem, ident.samples, lo, res, point_count(lo, hi, res))
         del cpu, mem
         return _Namespace(ident.pods, ident.owners, containers, _ooms(containers, ident.oom_killed))
@@ -122,12 +149,15 @@ class PrometheusSource:
         step = step_for(start, end, self.activity_step_s)
         lo, hi = aligned(start.timestamp(), end.timestamp(), step)
         series: list[Series] = []
-        for labels, ts, vs in c.query_range_split(q.gpu_series(int(step)), lo, hi, step):
-            canonical = normalize_labels(labels)
+        for labels, ts, vs in c.query_range_split(q.gpu_series(int(step), self.scope), lo, hi, step):
+            canonical = normalize_labels(labels, self.cluster_label)
+            if canonical.get("cluster", self.cluster) != self.cluster:
+                continue  # another cluster's GPU: never counted here, whatever the store answered
             if not canonical.get("pod") or canonical.get("namespace") in namespaces:
                 series.append((labels.get(q.MARK, ""), canonical, ts, vs))
-        found, skipped = ksm.autoscalers(c.query(q.autoscalers(w), end), namespaces)
-        return _Cluster(gpu_samples(series), found, ksm.nodes(c.query(q.nodes(w), end)), skipped)
+        found, skipped = ksm.autoscalers(c.query(q.autoscalers(w, self.scope), end), namespaces)
+        nodes = ksm.nodes(c.query(q.nodes(w, self.scope), end))
+        return _Cluster(gpu_samples(series), found, nodes, skipped)
 
     def dataset(self, start: datetime, end: datetime, progress: Progress | None = None) -> RawDataset:
         """The window's raw model: pods, owner links, pre-reduced container series, GPUs, OOM kills,
@@ -138,6 +168,12 @@ class PrometheusSource:
         if seconds <= 0:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
         w = q.Window(seconds, self.resolution_s, self.rate_s)
+        if self.cluster_label and not self.cluster:
+            log.warning(
+                "%s is set but no cluster is chosen: only series without that label are read "
+                "(name the cluster: for_cluster, %s or %s)",
+                env_name("cluster_label"), env_name("cluster_name"), env_name("clusters"),
+            )  # fmt: skip
         report: Progress = progress or (lambda done, total, what: None)
 
         namespaces = self._discover(start, end)
@@ -176,6 +212,7 @@ class PrometheusSource:
             autoscalers=tuple(cluster.autoscalers),
             nodes=tuple(cluster.nodes),
             skipped=(*too_large, *empty, *cluster.skipped),
+            cluster=self.cluster,
         )
 
     def usage(self, raw: RawDataset) -> UsageSnapshot:
@@ -189,3 +226,10 @@ class PrometheusSource:
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
         return self.usage(self.dataset(start, end, progress))
+
+
+def _with_cluster(source: PrometheusSource, cluster: str) -> PrometheusSource:
+    out = copy.copy(source)
+    out.cluster = cluster
+    out.scope = q.Scope(source.cluster_label, cluster) if source.cluster_label else q.UNSCOPED
+    return out

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, Recommendation
+from podsizer.settings import setting_error
 
 
 class StoreError(RuntimeError):
@@ -59,3 +60,36 @@ def merge_for_update(existing: Mapping[str, Any] | None, new: dict[str, Any]) ->
 def bounds_of(recs: Sequence[Recommendation]) -> dict[WorkloadRef, tuple[ContainerPolicy, ...]]:
     """User bounds per workload, from the recommendations that carry any."""
     return {r.target: r.policy for r in recs if r.policy}
+
+
+@runtime_checkable
+class ClusterScopedStore(Protocol):
+    """A store in one cluster (the crd store): it holds only that cluster's Recommendations."""
+
+    def own(self, recs: Sequence[Recommendation]) -> tuple[_Recs, int]:
+        """The recommendations it writes, and how many others it leaves out (own_cluster)."""
+        ...
+
+
+def writable(store: RecommendationStore, recs: Sequence[Recommendation]) -> tuple[_Recs, int]:
+    """What `store` writes of `recs` and how many it leaves out (all of them for a store of every cluster)."""
+    return store.own(recs) if isinstance(store, ClusterScopedStore) else (list(recs), 0)
+
+
+def own_cluster(recs: Sequence[Recommendation], cluster_name: str) -> tuple[list[Recommendation], int]:
+    """The recommendations a store in cluster `cluster_name` holds, and how many others it leaves out.
+
+    With a name: only that cluster's. Without one: all of them when they are of at most one cluster; the
+    Recommendations of several clusters in one cluster's store is a SettingsError naming cluster_name.
+    """
+    if cluster_name:
+        own = [r for r in recs if r.target.cluster == cluster_name]
+        return own, len(recs) - len(own)
+    clusters = sorted({r.target.cluster for r in recs})
+    if len(clusters) > 1:
+        raise setting_error(
+            "cluster_name",
+            f"the run sized {len(clusters)} clusters ({', '.join(c or '(none)' for c in clusters)}): "
+            "set this cluster's name so that only its Recommendations are written here",
+        )
+    return list(recs), 0

@@ -27,7 +27,7 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
-from recommender.output.store.base import StoreError, bounds_of
+from recommender.output.store.base import StoreError, bounds_of, own_cluster
 
 log = logging.getLogger("podsizer.store")
 
@@ -79,6 +79,7 @@ class CrdStore:
     """A RecommendationStore on the podsizer.io/v1alpha1 Recommendation custom resource.
 
     `namespace` limits list()/bounds() to one namespace (and put() refuses others); None: all.
+    `cluster_name`: put_many() writes only that cluster's recommendations (store.base.own_cluster).
     Pass `custom_objects` to use something other than CustomObjectsApi(api_client).
     """
 
@@ -86,6 +87,7 @@ class CrdStore:
         self,
         api_client: Any = None,
         namespace: str | None = None,
+        cluster_name: str = "",
         *,
         custom_objects: CustomObjects | None = None,
         max_attempts: int = 5,
@@ -97,6 +99,7 @@ class CrdStore:
         else:
             self.api = custom_objects
         self.namespace = namespace
+        self.cluster_name = cluster_name
         self.max_attempts = max_attempts
 
     def _items(self) -> list[Any]:
@@ -120,7 +123,7 @@ class CrdStore:
                 out.append(recommendation_from_resource(item))
             except (RecommendationError, ValueError) as exc:
                 log.warning("Recommendation %s skipped: %s", object_name(item), exc)
-        return sorted(out, key=lambda r: (r.namespace, r.name))
+        return sorted(out, key=lambda r: (r.target.cluster, r.namespace, r.name))
 
     def _read(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -192,9 +195,22 @@ class CrdStore:
         body["status"] = desired["status"]
         self.api.replace_namespaced_custom_object_status(API_GROUP, API_VERSION, ns, PLURAL, name, body)
 
+    def own(self, recs: Sequence[Recommendation]) -> tuple[_Recs, int]:
+        """This cluster's recommendations (store.base.own_cluster) and how many others are left out."""
+        return own_cluster(recs, self.cluster_name)
+
     def put_many(self, recs: Sequence[Recommendation]) -> _Failures:
+        """Writes this cluster's recommendations (the others are left out, with one log line), each on
+        its own."""
+        own, others = self.own(recs)
+        if others:
+            log.info(
+                "%d recommendations of other clusters not written (this cluster: %s)",
+                others,
+                self.cluster_name,
+            )
         failed: _Failures = []
-        for rec in recs:
+        for rec in own:
             try:
                 self.put(rec)
             except (StoreError, ValueError) as exc:

@@ -38,24 +38,30 @@ from recommender.tempfiles import hold_lock, remove_stale_temp_files
 
 log = logging.getLogger("podsizer.store")
 
-_Key = tuple[str, str]
+_Key = tuple[str, str, str]
 _Items = list[dict[str, Any]]
 _Recs = list[Recommendation]
 _Failures = list[tuple[Recommendation, Exception]]
 
 
 def _key_of(item: Mapping[str, Any]) -> _Key | None:
-    meta = item.get("metadata")
+    """(cluster, namespace, name): two clusters' `web` are two items ("" cluster: a single-cluster setup)."""
+    meta, status = item.get("metadata"), item.get("status")
     if not isinstance(meta, Mapping):
         return None
     ns, name = meta.get("namespace"), meta.get("name")
+    cluster = status.get("cluster") if isinstance(status, Mapping) else None
     if isinstance(ns, str) and isinstance(name, str):
-        return (ns, name)
+        return (cluster if isinstance(cluster, str) else "", ns, name)
     return None
 
 
+def _rec_key(rec: Recommendation) -> _Key:
+    return (rec.target.cluster, rec.namespace, rec.name)
+
+
 def _sort_key(item: Any) -> _Key:
-    return (_key_of(item) if isinstance(item, Mapping) else None) or ("", "")
+    return (_key_of(item) if isinstance(item, Mapping) else None) or ("", "", "")
 
 
 class JsonFileStore:
@@ -100,7 +106,7 @@ class JsonFileStore:
         return out
 
     def list(self) -> _Recs:
-        """Every valid recommendation in the file, sorted by namespace and name."""
+        """Every valid recommendation in the file, sorted by cluster, namespace and name."""
         with self._lock:
             return self._decode(self._read_items())
 
@@ -134,7 +140,7 @@ class JsonFileStore:
                     failed.append((rec, StoreError(f"{self.path}: {rec.target}: cannot encode: {exc}")))
                     continue
                 new["metadata"].pop("resourceVersion", None)
-                key = (rec.namespace, rec.name)
+                key = _rec_key(rec)
                 if key in index:
                     items[index[key]] = merge_for_update(items[index[key]], new)
                 else:

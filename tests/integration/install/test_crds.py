@@ -122,7 +122,7 @@ def test_codec_output_validates_against_the_crd() -> None:
 @pytest.mark.parametrize(
     ("path", "value"),
     [
-        (("spec", "targetRef", "kind"), "Job"),
+        (("spec", "targetRef", "kind"), "Pod"),
         (("status", "sizingMode"), "dynamic"),
         (("status", "containers", 0, "confidence"), 1.5),
         (("status", "containers", 0, "requests", "cpu"), 0.5),

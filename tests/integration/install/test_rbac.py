@@ -118,6 +118,8 @@ def _check(
         ("apps", "daemonsets"),
         ("argoproj.io", "rollouts"),
         ("apps.openshift.io", "deploymentconfigs"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
     ]:
         assert allows(webhook, group, resource, "watch"), resource
     assert not allows(webhook, "", "pods", "list"), "the webhook gets pods from the AdmissionReview"
@@ -131,6 +133,7 @@ def _check(
         ("", "nodes"),
         ("apps", "replicasets"),
         ("", "replicationcontrollers"),
+        ("batch", "jobs"),
         ("autoscaling", "horizontalpodautoscalers"),
     ]:
         assert allows(rec, group, resource, "list") and not allows(rec, group, resource, "update"), resource

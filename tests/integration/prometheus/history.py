@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
 
 from podsizer.api import WorkloadRef
-from recommender.input.openmetrics import DcgmStyle
+from recommender.input.openmetrics import DcgmStyle, Family, dataset_families
 from recommender.model import Autoscaler, FloatArray, NodeInfo
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 
@@ -16,7 +16,12 @@ MI = 2**20
 GI = 2**30
 STEP = 60.0
 DAYS = 7
+REPORT_RUNS = 4
+REPORT_RUN_MINUTES = 30
 NOTEBOOK_UUID = "GPU-0c1d2e3f-aaaa-bbbb-cccc-000000000002"
+CLUSTER_LABEL = "cluster"
+CLUSTER_CPU_SCALE: dict[str, float] = {"east": 1.0, "west": 2.0}
+"""Two clusters running the same workloads under the same names; west's containers use twice east's CPU."""
 
 
 @dataclass
@@ -208,6 +213,31 @@ def build_history(end: datetime, seed: int = 7) -> History:
     )  # fmt: skip
     h.dcgm_styles["GPU-ed1353d6-52ba-8793-7230-4d5d3eb68167"] = "old"
 
+    # batch/report: a CronJob's runs, one Job a day on days 2..5 (REPORT_RUNS), each REPORT_RUN_MINUTES
+    # long at a busy 1.5 cores with memory climbing to 900Mi; the pods exist only while a run is active.
+    # batch/migrate: a bare Job (kube_job_owner owner_kind "<none>"), one 30-minute run on day 6.
+    for day_no in range(2, 2 + REPORT_RUNS):
+        lo = int(day_no * 86400 / STEP)
+        hi = lo + REPORT_RUN_MINUTES
+        job = f"report-{int(ts[lo] // 60)}"
+        h.owners.append(OwnerLink("batch", "Job", job, "CronJob", "report"))
+        asks = {"report": {"cpu": 4.0, "memory": 4.0 * GI}}
+        pod("batch", f"{job}-zzzzz", "node-1", "Job", job, requests=asks)
+        h.containers.append(
+            ContainerSamples(
+                "batch", f"{job}-zzzzz", "report", ts[lo:hi],
+                np.abs(rng.normal(1.5, 0.03, hi - lo)), np.linspace(300 * MI, 900 * MI, hi - lo),
+            )
+        )  # fmt: skip
+    h.owners.append(OwnerLink("batch", "Job", "migrate", "", ""))
+    pod("batch", "migrate-yyyyy", "node-1", "Job", "migrate")
+    lo = int(6 * 86400 / STEP)
+    h.containers.append(
+        ContainerSamples(
+            "batch", "migrate-yyyyy", "migrate", ts[lo : lo + 30], np.full(30, 0.5), np.full(30, 200.0 * MI)
+        )
+    )
+
     h.nodes += [
         NodeInfo("node-1", "m6i.large", "on-demand", region="us-east-1"),
         NodeInfo(
@@ -222,3 +252,37 @@ def build_history(end: datetime, seed: int = 7) -> History:
         NodeInfo("gpu-node-3", "p4d.24xlarge", "on-demand", labels={"lifecycle": "EC2Spot"}),
     ]
     return h
+
+
+def scaled_cpu(h: History, factor: float) -> History:
+    """h with every container's CPU use times factor; memory, GPUs, owners and OOM kills as they are."""
+    return replace(h, containers=[replace(c, cpu_cores=c.cpu_cores * factor) for c in h.containers])
+
+
+def cluster_history(end: datetime, cluster: str) -> History:
+    """The history of one of the CLUSTER_CPU_SCALE clusters (same seed, so only the CPU scale differs)."""
+    return scaled_cpu(build_history(end), CLUSTER_CPU_SCALE[cluster])
+
+
+def history_families(h: History, cluster: str | None = None) -> list[Family]:
+    """The exporter families of h; with a cluster, every series carries CLUSTER_LABEL=cluster, as a
+    multi-cluster store (Thanos, Mimir, VictoriaMetrics) adds it from each Prometheus's external labels."""
+    families = dataset_families(h.dataset(), dcgm_styles=h.dcgm_styles)
+    if cluster is None:
+        return families
+    return [
+        replace(f, series=[replace(s, labels={**s.labels, CLUSTER_LABEL: cluster}) for s in f.series])
+        for f in families
+    ]
+
+
+def series_count(families: list[Family]) -> int:
+    """Distinct series with samples the families hold (what a TSDB lists after importing them)."""
+    return len(
+        {
+            (f.name, tuple(sorted(s.labels.items())))
+            for f in families
+            for s in f.series
+            if np.isfinite(s.values).any()
+        }
+    )

@@ -150,7 +150,9 @@ def _window(start: datetime, length: timedelta, samples: int) -> Window:
 def recommendations() -> st.SearchStrategy[Recommendation]:
     return st.builds(
         Recommendation,
-        target=st.builds(WorkloadRef, dns_labels, st.sampled_from(sorted(SUPPORTED_KINDS)), dns_labels),
+        target=st.builds(
+            WorkloadRef, dns_labels, st.sampled_from(sorted(SUPPORTED_KINDS)), dns_labels, st.just("") | texts
+        ),
         generated_at=times,
         window=st.builds(_window, times, st.timedeltas(timedelta(0), timedelta(days=60)), int64s),
         sizing_mode=st.sampled_from(["static", "autopilot"]),
@@ -160,5 +162,4 @@ def recommendations() -> st.SearchStrategy[Recommendation]:
         forecast=st.none() | forecasts(),
         policy=st.lists(policies(), max_size=2).map(tuple),
         resource_version=st.none() | st.text(min_size=1, max_size=12),
-        cluster=st.none() | texts,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import tempfile
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -90,11 +91,14 @@ def test_the_golden_object_decodes_to_the_rounded_sample() -> None:
 def test_cluster_is_written_only_when_set() -> None:
     plain = recommendation_to_resource(_sample())
     assert "cluster" not in plain["status"]
-    with_cluster = Recommendation(**{**_sample().__dict__, "cluster": "east"})
+    with_cluster = replace(_sample(), target=_sample().target.in_cluster("east"))
     obj = recommendation_to_resource(with_cluster)
     assert obj["status"]["cluster"] == "east"
     assert next(iter(obj["status"])) == "cluster"
-    assert recommendation_from_resource(obj).cluster == "east"
+    decoded = recommendation_from_resource(obj)
+    assert decoded.cluster == "east"
+    assert decoded.target == WorkloadRef("ml", "Deployment", "trainer", "east")
+    assert decoded.name == _sample().name  # the object's name does not carry the cluster
 
 
 @settings(max_examples=examples(600))
@@ -130,13 +134,17 @@ def _without_version(rec: Recommendation) -> Recommendation:
 
 @settings(max_examples=examples(100))
 @given(
-    st.lists(recommendations().map(_without_version), max_size=5, unique_by=lambda r: (r.namespace, r.name))
+    st.lists(
+        recommendations().map(_without_version),
+        max_size=5,
+        unique_by=lambda r: (r.target.cluster, r.namespace, r.name),
+    )
 )
 def test_json_file_store_round_trip(recs: list[Recommendation]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = JsonFileStore(Path(tmp) / "recs.json")
         assert store.put_many(recs) == []
-        assert store.list() == sorted(recs, key=lambda r: (r.namespace, r.name))
+        assert store.list() == sorted(recs, key=lambda r: (r.target.cluster, r.namespace, r.name))
         doc = orjson.loads((Path(tmp) / "recs.json").read_bytes())
     assert doc["kind"] == "RecommendationList"
     assert len(doc["items"]) == len(recs)

@@ -55,7 +55,7 @@ def test_round_trip_keeps_every_field() -> None:
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("spec", "targetRef", "kind"), "Job", "spec.targetRef.kind"),
+        (("spec", "targetRef", "kind"), "Pod", "spec.targetRef.kind"),
         (("status", "sizingMode"), "turbo", "status.sizingMode"),
         (("status", "generatedAt"), "yesterday", "status.generatedAt"),
         (("status", "containers", 0, "requests", "cpu"), "lots", "status.containers[0].requests.cpu"),
@@ -90,5 +90,5 @@ def test_deployer_and_hook_pods(name: str | None, labels: dict[str, str], expect
 
 
 def test_unknown_kind_is_refused() -> None:
-    with pytest.raises(ValueError, match="unsupported workload kind 'Job'"):
-        WorkloadRef("ns", "Job", "x")
+    with pytest.raises(ValueError, match="unsupported workload kind 'ReplicaSet'"):
+        WorkloadRef("ns", "ReplicaSet", "x")

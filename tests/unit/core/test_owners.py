@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from podsizer.api import WorkloadRef
 from podsizer.owners import (
+    UNCONTROLLED,
     ControllerRef,
     OwnerGraph,
     PodFacts,
@@ -75,6 +76,7 @@ def _pod(
         (("ReplicationController", "cart-3"), ("DeploymentConfig", "cart"), ("DeploymentConfig", "cart")),
         (("StatefulSet", "db"), None, ("StatefulSet", "db")),
         (("DaemonSet", "agent"), None, ("DaemonSet", "agent")),
+        (("Job", "report-29467800"), ("CronJob", "report"), ("CronJob", "report")),
     ],
 )
 def test_supported_chains_resolve(
@@ -98,8 +100,19 @@ def test_supported_chains_resolve(
             id="experiment replicaset",
         ),
         pytest.param(_pod(_ref("AnalysisRun", "run")), None, "Argo AnalysisRun pod", id="analysisrun pod"),
-        pytest.param(_pod(_ref("Job", "nightly")), None, "unsupported owner kind Job", id="job"),
-        pytest.param(_pod(_ref("CronJob", "nightly")), None, "not supported yet", id="cronjob"),
+        pytest.param(
+            _pod(_ref("Job", "nightly-29467800")),
+            None,
+            "owner Job/nightly-29467800 has no known controller",
+            id="job the lookup does not know",
+        ),
+        pytest.param(
+            _pod(_ref("Job", "nightly-29467800")),
+            ("Widget", "w"),
+            "Job/nightly-29467800 is controlled by unsupported kind Widget",
+            id="job of another kind",
+        ),
+        pytest.param(_pod(_ref("CronJob", "nightly")), None, "unsupported owner kind CronJob", id="cronjob"),
         pytest.param(
             _pod(_ref("Deployment", "web")),
             None,
@@ -250,6 +263,60 @@ def test_controller_of_reads_the_controller_reference_only() -> None:
     assert controller_of({"metadata": {"ownerReferences": "garbage"}}) is None
 
 
+@pytest.mark.parametrize("api_version", ["", None], ids=["with apiVersion", "kind only"])
+def test_a_job_without_a_controller_is_its_own_workload(api_version: str | None) -> None:
+    links = Links({("Job", "train-llama"): UNCONTROLLED})
+    got = resolve(_pod(_ref("Job", "train-llama", api_version), "train-llama-x2x9z"), links)
+    assert got == WorkloadRef("shop", "Job", "train-llama")
+
+
+def test_a_job_under_a_cronjob_of_another_api_group_is_skipped() -> None:
+    links = Links({("Job", "report-29467800"): ControllerRef("example.com/v1", "CronJob", "report")})
+    got = resolve(_pod(_ref("Job", "report-29467800")), links)
+    assert isinstance(got, Skipped)
+    assert "CronJob/report is in API group 'example.com', expected 'batch'" in got.reason
+
+
+@pytest.mark.parametrize(
+    ("job", "known", "expected"),
+    [
+        ("report-29467800", {("CronJob", "report"), ("Job", "report-29467800")}, ("CronJob", "report")),
+        ("report-29467800", {("Job", "report-29467800")}, ("Job", "report-29467800")),
+        ("train", {("CronJob", "train"), ("Job", "train")}, ("Job", "train")),
+        ("report-29467800", set(), None),
+    ],
+    ids=["cronjob run", "job of that name", "no run suffix", "nothing exists"],
+)
+def test_a_job_the_lookup_does_not_know_yet_falls_back_to_existing_recommendations(
+    job: str, known: set[tuple[str, str]], expected: tuple[str, str] | None
+) -> None:
+    """The webhook's race: the Job's watch event not in yet; the CronJob's run name and the Recommendation
+    snapshot (`exists`) decide, CronJob first."""
+    got = resolve(_pod(_ref("Job", job)), Links(), lambda ref: (ref.kind, ref.name) in known)
+    if expected is None:
+        assert isinstance(got, Skipped) and f"owner Job/{job} has no known controller" in got.reason
+    else:
+        assert got == WorkloadRef("shop", *expected)
+
+
+def test_ksm_owner_rows_give_the_cronjob_chain_and_bare_jobs() -> None:
+    graph = OwnerGraph.build(
+        [
+            PodOwner("shop", "report-29467800-abcde", "Job", "report-29467800"),
+            PodOwner("shop", "train-llama-fghij", "Job", "train-llama"),
+            PodOwner("shop", "ghost-29467800-klmno", "Job", "ghost-29467800"),
+        ],
+        [
+            ("shop", "Job", "report-29467800", "CronJob", "report"),
+            ("shop", "Job", "train-llama", "", ""),  # kube_job_owner{owner_kind="<none>"}
+        ],
+    )
+    assert graph.resolve("shop", "report-29467800-abcde") == WorkloadRef("shop", "CronJob", "report")
+    assert graph.resolve("shop", "train-llama-fghij") == WorkloadRef("shop", "Job", "train-llama")
+    ghost = graph.resolve("shop", "ghost-29467800-klmno")
+    assert isinstance(ghost, Skipped) and "Job/ghost-29467800 has no known controller" in ghost.reason
+
+
 def test_graph_without_a_record_of_the_pod_says_so() -> None:
     graph = OwnerGraph.build([], [])
     got = graph.resolve("shop", "ghost-abc")
@@ -275,6 +342,9 @@ _PARENT_KINDS = st.sampled_from(
 )
 
 
+BARE = ("", "")  # a Chain's parent: the Job is known and has no controller
+
+
 @dataclass(frozen=True)
 class Chain:
     """One pod and, for a ReplicaSet/RC controller, the intermediate's own controller (or none known)."""
@@ -293,10 +363,14 @@ def chains(draw: st.DrawFn, index: int) -> Chain:
     kind = draw(_POD_KINDS)
     hash_ = draw(_HASH)
     owner = f"{base}-{hash_}" if kind in ("ReplicaSet", "ReplicationController") else base
+    if kind == "Job":
+        owner = draw(st.sampled_from([f"{base}-{draw(st.integers(0, 10**8))}", base]))
     controller = (kind, owner) if kind else None
     parent = None
     if kind in ("ReplicaSet", "ReplicationController") and draw(st.sampled_from([True, True, False])):
         parent = (draw(_PARENT_KINDS), draw(st.sampled_from([base, "other"])))
+    if kind == "Job":  # a CronJob's run, a bare Job (known, no controller: BARE), or a Job not known
+        parent = draw(st.sampled_from([("CronJob", base), BARE, ("Widget", base), None]))
     shape = draw(st.sampled_from(["app"] * 10 + ["deployer", "hook"]))
     if shape == "deployer":
         name, generate_name = f"{base}-{draw(st.integers(1, 9))}-deploy", None
@@ -353,8 +427,8 @@ def _pod_json(c: Chain) -> dict[str, Any]:
 
 def _intermediate_json(c: Chain) -> dict[str, Any]:
     assert c.controller and c.parent
-    owner_ref = _owner_ref(*c.parent)
-    return {"metadata": {"namespace": "shop", "name": c.controller[1], "ownerReferences": [owner_ref]}}
+    owner_refs = [] if c.parent == BARE else [_owner_ref(*c.parent)]
+    return {"metadata": {"namespace": "shop", "name": c.controller[1], "ownerReferences": owner_refs}}
 
 
 def _ksm_pod(c: Chain) -> PodOwner:
@@ -377,7 +451,10 @@ def _by_kube_api(cluster: list[Chain]) -> list[WorkloadRef | None]:
     links = [
         ("shop", c.controller[0], c.controller[1], ref)
         for c in cluster
-        if c.controller and c.parent and (ref := controller_of(_intermediate_json(c))) is not None
+        if c.controller
+        and c.parent
+        and (ref := controller_of(_intermediate_json(c)) or (UNCONTROLLED if c.parent == BARE else None))
+        is not None
     ]
     graph = OwnerGraph.of(pods, links)
     return [_ref_or_none(graph.resolve("shop", c.name)) for c in cluster]
@@ -386,7 +463,7 @@ def _by_kube_api(cluster: list[Chain]) -> list[WorkloadRef | None]:
 def _by_webhook(cluster: list[Chain]) -> list[WorkloadRef | None]:
     """The webhook's path: the pod's JSON at admission and the watched owner cache, no snapshot."""
     cache = OwnerCache()
-    for kind in ("ReplicaSet", "ReplicationController"):
+    for kind in ("ReplicaSet", "ReplicationController", "Job"):
         cache.handler(kind).replace(
             [_intermediate_json(c) for c in cluster if c.controller and c.controller[0] == kind and c.parent]
         )
@@ -405,11 +482,14 @@ _DEPLOYER = Chain("cart1-1-deploy", None, ("ReplicationController", "cart1-1"), 
 _ORPHAN_HASH = Chain(
     "web2-7d4b-bcdfg", "web2-7d4b-", ("ReplicaSet", "web2-7d4b"), None, {"pod-template-hash": "7d4b"}, {}
 )
+_CRON_RUN = Chain("report3-29467800-bcdfg", None, ("Job", "report3-29467800"), ("CronJob", "report3"), {}, {})
+_BARE_JOB = Chain("train4-bcdfg", "train4-", ("Job", "train4"), BARE, {}, {})
+_EXAMPLE = [_EXPERIMENT, _DC, _DEPLOYER, _ORPHAN_HASH, _CRON_RUN, _BARE_JOB]
 
 
 @settings(max_examples=examples(2000), deadline=None)
 @given(clusters())
-@example([_EXPERIMENT, _DC, _DEPLOYER, _ORPHAN_HASH])
+@example(_EXAMPLE)
 def test_recommender_and_webhook_resolve_every_pod_alike(cluster: list[Chain]) -> None:
     webhook = _by_webhook(cluster)
     assert _by_ksm(cluster) == webhook
@@ -417,10 +497,12 @@ def test_recommender_and_webhook_resolve_every_pod_alike(cluster: list[Chain]) -
 
 
 def test_the_agreement_example_covers_workloads_and_skips() -> None:
-    got = _by_webhook([_EXPERIMENT, _DC, _DEPLOYER, _ORPHAN_HASH])
+    got = _by_webhook(_EXAMPLE)
     assert got == [
         None,
         WorkloadRef("shop", "DeploymentConfig", "cart"),
         None,
         WorkloadRef("shop", "Deployment", "web2"),
+        WorkloadRef("shop", "CronJob", "report3"),
+        WorkloadRef("shop", "Job", "train4"),
     ]

@@ -177,7 +177,7 @@ def test_deployer_and_hook_pods_change_nothing() -> None:
     ("pod", "reason"),
     [
         (PodInfo("shop", "bare", "n1", None, None), "no controller"),
-        (PodInfo("shop", "job-x", "n1", "Job", "nightly"), "unsupported owner kind Job"),
+        (PodInfo("shop", "job-x", "n1", "Job", "nightly"), "owner Job/nightly has no known controller"),
         (PodInfo("shop", "orphan-1", "n1", "ReplicaSet", "gone"), "no known controller"),
     ],
 )

@@ -16,6 +16,7 @@ from recommender.model import GpuUsage, UsageSnapshot
 from recommender.model.aggregate import aggregate
 
 NOW = datetime(2026, 12, 2, 14, 7, 31, tzinfo=UTC)
+BATCH = ("CronJob", "Job")  # short runs by design: their own confidence rule
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,16 @@ def test_window_is_aligned_to_the_step_and_covers_the_days() -> None:
 
 def test_every_workload_kind_is_present(snap: UsageSnapshot) -> None:
     kinds = {w.kind for w in snap.workloads()}
-    assert kinds == {"Deployment", "StatefulSet", "DaemonSet", "Rollout", "DeploymentConfig"}
-    assert {w.namespace for w in snap.workloads()} == {"shop", "ml", "platform", "legacy"}
+    assert kinds == {
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "Rollout",
+        "DeploymentConfig",
+        "CronJob",
+        "Job",
+    }
+    assert {w.namespace for w in snap.workloads()} == {"shop", "ml", "platform", "legacy", "analytics"}
 
 
 def test_deployer_and_hook_pods_are_skipped_and_absent(snap: UsageSnapshot) -> None:
@@ -79,7 +88,11 @@ def test_oom_killed_pod_near_its_limit(snap: UsageSnapshot) -> None:
 def test_low_confidence_workload_has_six_hours(snap: UsageSnapshot) -> None:
     (flags,) = [c for c in snap.containers if c.workload.name == "feature-flags"]
     assert flags.last_seen - flags.first_seen <= timedelta(hours=6)
-    others = [c for c in snap.containers if c.workload.name != "feature-flags" and not c.init_container]
+    others = [
+        c
+        for c in snap.containers
+        if c.workload.name != "feature-flags" and not c.init_container and c.workload.kind not in BATCH
+    ]
     assert min(c.last_seen - c.first_seen for c in others) > timedelta(days=6)
 
 
@@ -168,3 +181,31 @@ def test_removing_the_demo_deployer_and_hook_pods_changes_nothing(snap: UsageSna
     for a, b in zip(snap.demand, other.demand, strict=True):
         np.testing.assert_array_equal(a.cpu_cores.values, b.cpu_cores.values)
         np.testing.assert_array_equal(a.memory_bytes.values, b.memory_bytes.values)
+
+
+def test_the_nightly_cronjob_is_one_workload_of_a_run_a_night_with_pods_only_while_running(
+    snap: UsageSnapshot,
+) -> None:
+    raw = build_demo_dataset(NOW)
+    runs = [o for o in raw.owners if o.owner_kind == "CronJob"]
+    assert len(runs) == 7 and all(o.name.startswith("nightly-report-") for o in runs)
+    (report,) = [
+        c for c in snap.containers if c.workload == WorkloadRef("analytics", "CronJob", "nightly-report")
+    ]
+    assert (report.runs, report.pods) == (7, 7)
+    step = 300
+    assert report.samples == 7 * (45 * 60 // step)  # ~45 minutes a night, nothing between runs
+    assert 1.0 < report.cpu_cores.p50 < 1.4  # busy while running: gaps are not zeros
+
+
+def test_the_training_job_is_a_bare_job_running_its_one_run_on_an_a100(snap: UsageSnapshot) -> None:
+    job = WorkloadRef("ml", "Job", "train-resnet")
+    (trainer,) = [c for c in snap.containers if c.workload == job]
+    assert trainer.runs == 1 and trainer.last_seen - trainer.first_seen < timedelta(hours=10)
+    assert snap.window_end - trainer.last_seen <= timedelta(minutes=5)  # still running at the end
+    (gpu,) = [g for g in snap.gpus if g.workload == job]
+    assert gpu.gpu_count == 1 and gpu.activity_signal == "GR_ENGINE_ACTIVE" and gpu.activity.p50 > 0.6
+    raw = build_demo_dataset(NOW)
+    (held,) = [g for g in raw.gpus if g.pod.startswith("train-resnet-")]
+    (free,) = [g for g in raw.gpus if (g.hostname, g.gpu_index, g.pod) == (held.hostname, "5", "")]
+    assert free.timestamps.max() < held.timestamps.min()  # reported without a pod until the Job took it

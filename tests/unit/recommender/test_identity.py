@@ -29,6 +29,8 @@ GRAPH = OwnerGraph.build(
         PodOwner("shop", "bare", None, None),
         PodOwner("shop", "exp-1-abcde", "ReplicaSet", "exp-1"),
         PodOwner("shop", "job-abcde", "Job", "nightly"),
+        PodOwner("shop", "report-29467800-abcde", "Job", "report-29467800"),
+        PodOwner("shop", "train-fghij", "Job", "train"),
         PodOwner("shop", "orphan-abc", "ReplicaSet", "orphan"),
     ],
     links=[
@@ -36,6 +38,8 @@ GRAPH = OwnerGraph.build(
         ("shop", "ReplicaSet", "canary-6b5", "Rollout", "canary"),
         ("shop", "ReplicationController", "cart-3", "DeploymentConfig", "cart"),
         ("shop", "ReplicaSet", "exp-1", "Experiment", "exp"),
+        ("shop", "Job", "report-29467800", "CronJob", "report"),
+        ("shop", "Job", "train", "", ""),  # kube_job_owner with owner_kind "<none>": a bare Job
     ],
 )
 
@@ -47,6 +51,8 @@ GRAPH = OwnerGraph.build(
         ("canary-6b5-abcde", WorkloadRef("shop", "Rollout", "canary")),
         ("cart-3-q8w7e", WorkloadRef("shop", "DeploymentConfig", "cart")),
         ("db-0", WorkloadRef("shop", "StatefulSet", "db")),
+        ("report-29467800-abcde", WorkloadRef("shop", "CronJob", "report")),
+        ("train-fghij", WorkloadRef("shop", "Job", "train")),
     ],
 )
 def test_owner_chain_resolves(pod: str, expected: WorkloadRef) -> None:
@@ -67,7 +73,7 @@ def test_daemonset() -> None:
         ("cart-9-deploy", "deployer or hook"),
         ("bare", "no controller"),
         ("exp-1-abcde", "unsupported kind Experiment"),
-        ("job-abcde", "unsupported owner kind Job"),
+        ("job-abcde", "owner Job/nightly has no known controller"),
         ("orphan-abc", "no known controller"),
         ("never-seen", "no owner information"),
     ],

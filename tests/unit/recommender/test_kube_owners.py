@@ -25,6 +25,8 @@ _API_VERSIONS = {
     "Rollout": "argoproj.io/v1alpha1",
     "DeploymentConfig": "apps.openshift.io/v1",
     "Experiment": "argoproj.io/v1alpha1",
+    "Job": "batch/v1",
+    "CronJob": "batch/v1",
 }
 
 
@@ -100,6 +102,8 @@ PODS = [
     _pod("kube-system", "node-exporter-abcde", ("DaemonSet", "node-exporter")),
     _pod("shop", "exp-1-abcde", ("ReplicaSet", "exp-1")),
     _pod("shop", "bare", None),
+    _pod("batch", "report-29467800-abcde", ("Job", "report-29467800")),
+    _pod("batch", "train-fghij", ("Job", "train")),
 ]
 REPLICASETS = [
     _owned("shop", "web-7d9f", ("Deployment", "web")),
@@ -108,6 +112,11 @@ REPLICASETS = [
     _owned("shop", "adopted", ("Deployment", "other"), controller=False),
 ]
 RCS = [_owned("legacy", "cart-3", ("DeploymentConfig", "cart"))]
+_JOB_SPEC = {"template": {"spec": {"containers": [{"name": "main", "image": "x"}], "restartPolicy": "Never"}}}
+JOBS = [
+    {**_owned("batch", "report-29467800", ("CronJob", "report")), "spec": _JOB_SPEC, "status": {}},
+    {"metadata": {"namespace": "batch", "name": "train"}, "spec": _JOB_SPEC},  # no controller
+]
 
 
 class FakeApiClient(ApiClient):  # type: ignore[misc]
@@ -122,6 +131,7 @@ class FakeApiClient(ApiClient):  # type: ignore[misc]
             "/api/v1/pods": ("PodList", PODS),
             "/apis/apps/v1/replicasets": ("ReplicaSetList", REPLICASETS),
             "/api/v1/replicationcontrollers": ("ReplicationControllerList", RCS),
+            "/apis/batch/v1/jobs": ("JobList", JOBS),
         }
 
     def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> RESTResponse:
@@ -167,6 +177,8 @@ def inv() -> KubeInventory:
         ("legacy", "cart-3-q8w7e", WorkloadRef("legacy", "DeploymentConfig", "cart")),
         ("shop", "db-0", WorkloadRef("shop", "StatefulSet", "db")),
         ("kube-system", "node-exporter-abcde", WorkloadRef("kube-system", "DaemonSet", "node-exporter")),
+        ("batch", "report-29467800-abcde", WorkloadRef("batch", "CronJob", "report")),
+        ("batch", "train-fghij", WorkloadRef("batch", "Job", "train")),
     ],
 )
 def test_pods_resolve_through_listed_owners(
@@ -207,7 +219,7 @@ def test_all_pages_are_read() -> None:
     fake = FakeApiClient(page=2)
     inv = load_inventory(fake)
     assert len(inv.pods) == len(PODS)
-    assert sum("/api/v1/pods" in u for u in fake.requests) == 5  # 9 pods, 2 per page
+    assert sum("/api/v1/pods" in u for u in fake.requests) == 6  # 11 pods, 2 per page
 
 
 def test_api_error_is_a_source_error() -> None:

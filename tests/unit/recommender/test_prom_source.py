@@ -84,7 +84,7 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     assert (web.samples, web.first_seen, web.last_seen) == (2 * 1440, START, END)
     skipped = {s.subject: s.reason for s in snap.skipped}
     assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
-    assert "unsupported owner kind Job" in skipped["ns/pod/job-1"]
+    assert "owner Job/x has no known controller" in skipped["ns/pod/job-1"]
     assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
     assert calls[-1][0] == calls[-1][1] == 3
 

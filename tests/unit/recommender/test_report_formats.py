@@ -65,7 +65,7 @@ def compact_rows(text: str) -> dict[tuple[str, str], list[str]]:
     """(workload, container) -> the container line's cells (split on two or more spaces)."""
     rows: dict[tuple[str, str], list[str]] = {}
     workload = ""
-    for line in text.split("\n\n", 1)[0].splitlines()[1:]:
+    for line in text.split("\n\n", 1)[0].splitlines()[2:]:
         if not line.startswith("  "):
             workload = line.split("  [", 1)[0]
             continue
@@ -76,12 +76,13 @@ def compact_rows(text: str) -> dict[tuple[str, str], list[str]]:
 
 def test_compact_table_fits_80_columns_by_default(demo: Report) -> None:
     lines = render(demo, "table").splitlines()
-    assert lines[0].split("  ")[0] == "WORKLOAD / CONTAINER"
+    assert lines[0] == "WORKLOAD  [SIZING PATH]"
+    assert lines[1].split("  ")[1] == "CONTAINER"
     assert max(len(line) for line in lines) <= 80
 
 
 def test_compact_table_has_every_workload_and_container(demo: Report) -> None:
-    rows = compact_rows(render(demo, "table"))
+    rows = compact_rows(render(demo, "table", width=200))
     want = {
         (ref, c.name) for ref, r in zip(refs(demo), demo.recommendations, strict=True) for c in r.containers
     }
@@ -89,7 +90,7 @@ def test_compact_table_has_every_workload_and_container(demo: Report) -> None:
 
 
 def test_compact_request_cells_are_the_plans_values(demo: Report) -> None:
-    rows = compact_rows(render(demo, "table"))
+    rows = compact_rows(render(demo, "table", width=200))
     requests = [c for c in plan_changes(demo) if c[2] == "requests" and c[3] in ("cpu", "memory")]
     assert requests
     for ref, container, _, resource, old, new in requests:
@@ -119,8 +120,8 @@ def test_long_names_are_shortened_in_the_middle_to_fit() -> None:
     current = {ref: (CurrentResources.of("sidecar-" + "y" * 50 + "-tail", {"cpu": 0.5}, {}),)}
     lines = render_compact(Report((rec,), current=current), 80).splitlines()
     assert max(len(line) for line in lines) <= 80
-    assert lines[1].startswith("team-with") and "…" in lines[1]
-    assert lines[2].lstrip().startswith("sidecar-") and "-tail" in lines[2] and "…" in lines[2]
+    assert lines[2].startswith("team-with") and "…" in lines[2]
+    assert lines[3].lstrip().startswith("sidecar-") and "-tail" in lines[3] and "…" in lines[3]
     assert shorten("abcdefghij", 5) == "ab…ij" and shorten("abc", 5) == "abc"
 
 

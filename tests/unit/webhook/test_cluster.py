@@ -12,9 +12,9 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
+from podsizer.informer import Informer
 from tests.unit.webhook.builders import recommendation
 from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
-from webhook.informer import Informer
 from webhook.store import SnapshotHolder
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
+from podsizer.informer import Informer
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
@@ -24,7 +25,6 @@ from tests.unit.webhook.builders import (
     review,
 )
 from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
-from webhook.informer import Informer
 from webhook.store import SnapshotHolder
 from webhook.writer import ANNOTATIONS_LIMIT, DRY_RUN_KEY
 

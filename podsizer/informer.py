@@ -1,5 +1,5 @@
 """Informer-style list+watch over the kubernetes client: paginated lists, resourceVersion bookkeeping,
-re-list on 410 Gone."""
+bookmarks, re-list on 410 Gone, back-off on errors (the webhook's caches and the console's store)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
-log = logging.getLogger("podsizer.webhook.informer")
+log = logging.getLogger("podsizer.informer")
 
 ListFn = Callable[..., Any]
 
@@ -135,8 +135,9 @@ class Informer:
             raise
         return True
 
-    def run(self) -> None:
-        need_list = True
+    def run(self, listed: bool = False) -> None:
+        """List (unless `listed`: the caller just did), then watch, until stopped."""
+        need_list = not listed
         failures = 0
         while not self.stop_event.is_set():
             try:
@@ -151,7 +152,9 @@ class Informer:
                 need_list = True
                 self.stop_event.wait(delay)
 
-    def start(self) -> threading.Thread:
-        t = threading.Thread(target=self.run, name=f"podsizer-informer-{self.name}", daemon=True)
+    def start(self, listed: bool = False) -> threading.Thread:
+        t = threading.Thread(
+            target=self.run, args=(listed,), name=f"podsizer-informer-{self.name}", daemon=True
+        )
         t.start()
         return t

@@ -1,0 +1,31 @@
+"""A snapshot's workloads placed in one cluster: the one rule that puts a cluster name on usage data."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from podsizer.owners import Skipped
+from recommender.model import UsageSnapshot
+
+
+def skipped_in(skipped: Skipped, cluster: str) -> Skipped:
+    """`cluster:subject` (as str(WorkloadRef) writes a workload of a cluster); unchanged without a cluster."""
+    if not cluster or skipped.subject.startswith(f"{cluster}:"):
+        return skipped
+    return replace(skipped, subject=f"{cluster}:{skipped.subject}")
+
+
+def snapshot_in(snapshot: UsageSnapshot, cluster: str) -> UsageSnapshot:
+    """Every workload of the snapshot (usage, GPUs, autoscalers, demand, pod labels) in `cluster`; the
+    snapshot itself when cluster is empty (a single-cluster setup). Skipped subjects keep their
+    `namespace/...` form (scope filters read it); the run puts them in the cluster (skipped_in)."""
+    if not cluster:
+        return snapshot
+    return replace(
+        snapshot,
+        containers=tuple(replace(c, workload=c.workload.in_cluster(cluster)) for c in snapshot.containers),
+        gpus=tuple(replace(g, workload=g.workload.in_cluster(cluster)) for g in snapshot.gpus),
+        autoscalers=tuple(replace(a, workload=a.workload.in_cluster(cluster)) for a in snapshot.autoscalers),
+        demand=tuple(replace(d, workload=d.workload.in_cluster(cluster)) for d in snapshot.demand),
+        pod_labels={w.in_cluster(cluster): labels for w, labels in snapshot.pod_labels.items()},
+    )

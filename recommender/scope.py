@@ -1,0 +1,36 @@
+"""A run's scope applied to a snapshot: only the workloads in scope, and what in the scope matched nothing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
+from podsizer.scope import KeyAlias, Scope
+from recommender.model import UsageSnapshot
+
+
+def _skipped_namespace(s: Skipped) -> str:
+    """The namespace a skipped subject belongs to: 'namespace/<ns>' or '<ns>/...'."""
+    head, _, rest = s.subject.partition("/")
+    return rest.split("/", 1)[0] if head == "namespace" else head
+
+
+def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | None = None) -> UsageSnapshot:
+    """The snapshot's workloads in `scope` (containers, GPUs, autoscalers, demand, labels; skipped entries
+    by namespace), with `unmatched_scope` naming what matched none of the workloads the source saw."""
+    if scope.everything:
+        return snapshot
+    seen = {c.workload for c in snapshot.containers} | {g.workload for g in snapshot.gpus}
+    labels = {w: snapshot.pod_labels.get(w, {}) for w in seen}
+    keep: set[WorkloadRef] = {w for w in seen if scope.matches(w, labels[w], key_alias)}
+    return dataclasses.replace(
+        snapshot,
+        containers=tuple(c for c in snapshot.containers if c.workload in keep),
+        gpus=tuple(g for g in snapshot.gpus if g.workload in keep),
+        autoscalers=tuple(a for a in snapshot.autoscalers if a.workload in keep),
+        demand=tuple(d for d in snapshot.demand if d.workload in keep),
+        skipped=tuple(s for s in snapshot.skipped if scope.matches_namespace(_skipped_namespace(s))),
+        pod_labels={w: v for w, v in snapshot.pod_labels.items() if w in keep},
+        unmatched_scope=scope.unmatched(labels, key_alias),
+    )

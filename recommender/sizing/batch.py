@@ -1,0 +1,76 @@
+"""Batch sizing (CronJob, Job): one workload sized from the peaks of its runs, trusted by the runs seen.
+
+A CronJob's runs are one workload. Its pods exist only while a run is active, so the usage model holds
+only samples from runs: the time between runs is a gap, never a zero, and cannot dilute a percentile.
+
+- memory: the peak of the runs + memory_margin (a run that needs it once needs it every time), widened
+  for few runs, bumped after an OOM kill, floored at memory_min_bytes.
+- cpu: cpu_percentile (P99) of the runs' samples + cpu_margin, widened for few runs, floored.
+- confidence: runs seen / cronjob_full_runs (a bare Job: its one run), instead of days and samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from podsizer.api.identity import WorkloadRef
+from podsizer.api.resource import ContainerPolicy
+from podsizer.plausibility import Ceilings
+from recommender.model import ContainerUsage
+from recommender.sizing import confidence as conf
+from recommender.sizing.estimators import (
+    Estimate,
+    Estimator,
+    MarginEstimator,
+    MinMaxEstimator,
+    OomBump,
+    PercentileEstimator,
+    Resource,
+)
+from recommender.sizing.policy import SizingPolicy
+from recommender.sizing.static import ContainerSizing, confident, finish
+
+
+def is_batch(workload: WorkloadRef) -> bool:
+    return workload.kind in conf.BATCH_KINDS
+
+
+def batch_cpu_estimator(policy: SizingPolicy) -> Estimator:
+    """P99 of the runs' samples -> + margin -> widened for few runs -> floor cpu_min_cores."""
+    base = MarginEstimator(PercentileEstimator("cpu", policy.cpu_percentile), policy.cpu_margin)
+    return MinMaxEstimator(confident(base, policy, conf.runs_confidence), "cpu", minimum=policy.cpu_min_cores)
+
+
+def batch_memory_estimator(policy: SizingPolicy) -> Estimator:
+    """Peak of the runs -> + margin -> widened for few runs -> OOM bump -> floor memory_min_bytes."""
+    base = MarginEstimator(PercentileEstimator("memory", 1.0), policy.memory_margin)
+    bumped = OomBump(
+        confident(base, policy, conf.runs_confidence), policy.oom_bump_factor, policy.oom_bump_min_bytes
+    )
+    return MinMaxEstimator(bumped, "memory", minimum=policy.memory_min_bytes)
+
+
+def size_batch(
+    usage: ContainerUsage,
+    policy: SizingPolicy,
+    bounds: Sequence[ContainerPolicy] = (),
+    ceilings: Ceilings | None = None,
+) -> ContainerSizing:
+    """A batch container: the module's rules, then the same bounds, ceilings and limits as static sizing."""
+    estimates: dict[Resource, Estimate] = {
+        "cpu": batch_cpu_estimator(policy).explain(usage),
+        "memory": batch_memory_estimator(policy).explain(usage),
+    }
+    return finish(usage, estimates, policy, bounds, ceilings=ceilings, trust=conf.runs_trust(usage, policy))
+
+
+def batch_reason(workload: WorkloadRef, containers: Sequence[ContainerUsage], policy: SizingPolicy) -> str:
+    """'CronJob: sized from the peaks of 3 runs (memory: peak; cpu: p99 while a run was active, time
+    between runs not counted; full confidence at 5 runs)'."""
+    runs = max((conf.runs(c) for c in containers), default=1)
+    plural = "run" if runs == 1 else "runs"
+    pct = f"p{policy.cpu_percentile * 100:g}"
+    return (
+        f"{workload.kind}: sized from the peaks of {runs} {plural} (memory: peak; cpu: {pct} while a run "
+        f"was active, time between runs not counted; full confidence at {policy.cronjob_full_runs} runs)"
+    )

@@ -1,0 +1,58 @@
+"""The chart's Prometheus connection values become the recommender's and the console's settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from podsizer.settings import ConsoleSettings, RecommenderSettings, load
+from recommender.input.prometheus.connection import OPENSHIFT_THANOS_URL, effective
+from tests.integration.install.support import Render, Scenario, objects_of
+
+CONSOLE = ("console.enabled=true", "console.source=prometheus")
+
+
+def _env(docs: list[dict[str, Any]], name: str) -> dict[str, str]:
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == name)
+    return {
+        e["name"]: str(e.get("value", "x")) for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+
+
+def test_tenant_header_ca_and_basic_auth_reach_both_processes(render: Render) -> None:
+    sets = (
+        *CONSOLE,
+        "recommender.prometheus.url=https://mimir.example:443/prometheus",
+        "recommender.prometheus.headers=X-Scope-OrgID=team-a",
+        "recommender.prometheus.caFile=/etc/podsizer/ca.pem",
+        "recommender.prometheus.basicAuthUser=reader",
+        "recommender.prometheus.basicAuthPasswordFile=/etc/podsizer/password",
+    )
+    docs = render(Scenario("prometheus-connection", sets=sets))
+    for name, role in (("podsizer-recommender", RecommenderSettings), ("podsizer-console", ConsoleSettings)):
+        settings = load(role, env=_env(docs, name))
+        assert settings.prometheus_headers == (("X-Scope-OrgID", "team-a"),), name
+        assert str(settings.prometheus_ca_file) == "/etc/podsizer/ca.pem", name
+        assert settings.prometheus_basic_auth_user == "reader", name
+
+
+def test_the_openshift_preset_leaves_the_url_to_the_preset(render: Render) -> None:
+    docs = render(
+        Scenario("prometheus-openshift", sets=(*CONSOLE, "recommender.prometheus.preset=openshift"))
+    )
+    env = _env(docs, "podsizer-recommender")
+    assert "PODSIZER_PROMETHEUS_URL" not in env
+    settings = load(RecommenderSettings, env=env)
+    assert effective(settings, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"}).prometheus_url == OPENSHIFT_THANOS_URL
+
+
+def test_by_default_only_the_url_is_rendered(render: Render) -> None:
+    env = _env(render(Scenario("prometheus-default", sets=CONSOLE)), "podsizer-recommender")
+    assert sorted(k for k in env if k.startswith("PODSIZER_PROMETHEUS_")) == ["PODSIZER_PROMETHEUS_URL"]
+
+
+@pytest.mark.parametrize("bad", ["recommender.prometheus.preset=okd", "recommender.prometheus.caFile=ca.pem"])
+def test_bad_connection_values_are_refused_by_the_schema(render: Render, bad: str) -> None:
+    with pytest.raises(AssertionError, match=r"values don.t meet the specifications"):
+        render(Scenario("prometheus-bad", sets=(bad,)))
