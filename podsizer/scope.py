@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
@@ -69,14 +69,19 @@ class Scope:
         return sorted({ns for ns in self.namespaces if self.matches_namespace(ns)})
 
     def unmatched(
-        self, pod_labels: Mapping[WorkloadRef, Mapping[str, str]], key_alias: KeyAlias | None = None
+        self,
+        pod_labels: Mapping[WorkloadRef, Mapping[str, str]],
+        key_alias: KeyAlias | None = None,
+        skipped_namespaces: Collection[str] = (),
     ) -> tuple[str, ...]:
         """What in the scope matched nothing among `pod_labels`' workloads (all the source saw), one line
-        each: an include namespace pattern, the selector (within the namespaces), a kind (within both)."""
+        each: an include namespace pattern, the selector (within the namespaces), a kind (within both).
+        A namespace the source found but skipped (an error, no series) is reported there, not here."""
+        seen = {w.namespace for w in pod_labels} | set(skipped_namespaces)
         out = [
             f"namespace {'pattern ' if is_glob(p) else ''}{p!r} matched no workload"
             for p in self.namespaces
-            if not any(fnmatchcase(w.namespace, p) for w in pod_labels)
+            if not any(fnmatchcase(ns, p) for ns in seen)
         ]
         in_ns = [w for w in pod_labels if self.matches_namespace(w.namespace)]
         selected = [w for w in in_ns if self.selector.matches(pod_labels[w], key_alias)]

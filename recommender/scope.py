@@ -21,7 +21,12 @@ def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | Non
     by namespace), with `unmatched_scope` naming what matched none of the workloads the source saw."""
     if scope.everything:
         return snapshot
-    seen = {c.workload for c in snapshot.containers} | {g.workload for g in snapshot.gpus}
+    # Every workload the source found: with usage, or only pods (all their samples were rejected).
+    seen = (
+        {c.workload for c in snapshot.containers}
+        | {g.workload for g in snapshot.gpus}
+        | set(snapshot.pod_labels)
+    )
     labels = {w: snapshot.pod_labels.get(w, {}) for w in seen}
     keep: set[WorkloadRef] = {w for w in seen if scope.matches(w, labels[w], key_alias)}
     return dataclasses.replace(
@@ -32,5 +37,9 @@ def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | Non
         demand=tuple(d for d in snapshot.demand if d.workload in keep),
         skipped=tuple(s for s in snapshot.skipped if scope.matches_namespace(_skipped_namespace(s))),
         pod_labels={w: v for w, v in snapshot.pod_labels.items() if w in keep},
-        unmatched_scope=scope.unmatched(labels, key_alias),
+        unmatched_scope=scope.unmatched(
+            labels,
+            key_alias,
+            {_skipped_namespace(s) for s in snapshot.skipped if s.subject.startswith("namespace/")},
+        ),
     )

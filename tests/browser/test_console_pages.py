@@ -229,7 +229,8 @@ def test_gpu_page_shows_the_api_numbers(
         assert cell(row, "gpu_count") == str(n["gpu_count"])
         assert cell(row, "allocated_gpus") == str(n["allocated_gpus"])
         assert cell(row, "mig_layout") == n["mig_layout"]
-    assert body["unallocated_gpus"] >= 3
+    # The demo's A100 node has spare GPUs (2 or 3: the GPU training Job runs part of the day).
+    assert body["unallocated_gpus"] >= 2
     total = browser.find_element(By.CSS_SELECTOR, '[data-total="unallocated_hourly_cost"]').text
     assert_shows(total, body["unallocated_hourly_cost"], "unallocated GPU cost")
     for el in browser.find_elements(By.CSS_SELECTOR, "td.waste"):

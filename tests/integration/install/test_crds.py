@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -158,8 +159,10 @@ def test_every_quantity_map_carries_the_codecs_quantity_pattern() -> None:
 
 def test_crd_keeps_the_cluster_field() -> None:
     rec = _full_recommendation()
-    obj = recommendation_to_resource(Recommendation(**{**rec.__dict__, "cluster": "east"}))
+    east = dataclasses.replace(rec, target=dataclasses.replace(rec.target, cluster="east"))
+    obj = recommendation_to_resource(east)
     _validate(obj)
+    assert obj["status"]["cluster"] == "east"
     assert "cluster" in _schema()["properties"]["status"]["properties"]
 
 

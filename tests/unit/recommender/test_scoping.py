@@ -4,6 +4,7 @@ an injected Wiring over the real demo and file sources."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
 from podsizer.scope import Scope
 from podsizer.selector import parse
 from podsizer.settings import RecommenderSettings, SettingsError, load, run_reporting_errors
@@ -102,6 +104,22 @@ def test_apply_scope_keeps_only_the_workloads_in_scope_everywhere() -> None:
     assert {d.workload for d in scoped.demand} == set(scoped.workloads())
     assert set(scoped.pod_labels) == set(scoped.workloads())
     assert scoped.unmatched_scope == ()
+
+
+def test_a_namespace_the_source_skipped_for_an_error_is_not_reported_as_unmatched() -> None:
+    snap = _demo_snapshot()
+    failed = dataclasses.replace(
+        snap,
+        containers=tuple(c for c in snap.containers if c.workload.namespace != "shop"),
+        gpus=tuple(g for g in snap.gpus if g.workload.namespace != "shop"),
+        pod_labels={w: v for w, v in snap.pod_labels.items() if w.namespace != "shop"},
+        skipped=(*snap.skipped, Skipped("namespace/shop", "answer too large")),
+    )
+    assert apply_scope(failed, Scope(namespaces=("shop",))).unmatched_scope == ()
+    unseen = dataclasses.replace(failed, skipped=snap.skipped)
+    assert apply_scope(unseen, Scope(namespaces=("shop",))).unmatched_scope == (
+        "namespace 'shop' matched no workload",
+    )
 
 
 def test_apply_scope_with_the_default_scope_is_the_same_snapshot() -> None:
