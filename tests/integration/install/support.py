@@ -101,6 +101,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("console.enabled=true", "console.route.enabled=true"),
         values_files=("values-openshift.yaml",),
     ),
+    Scenario(
+        "console-openshift-oauth",
+        ("console.enabled=true", "console.route.enabled=true", "console.oauthProxy.enabled=true"),
+        values_files=("values-openshift.yaml",),
+    ),
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -390,6 +391,57 @@ def test_console_deploys_a_clusterip_service_and_an_ingress_or_a_route(render: R
     assert route["spec"]["to"]["name"] == "podsizer-console"
     assert route["spec"]["tls"]["termination"] == "edge"
     assert objects_of(route_docs, "Ingress") == []
+
+
+def test_the_oauth_proxy_is_the_only_way_in_to_the_console(render: Render) -> None:
+    docs = render(next(s for s in SCENARIOS if s.name == "console-openshift-oauth"))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+    console, proxy = dep["spec"]["template"]["spec"]["containers"]
+    assert _settings_env(console)["PODSIZER_CONSOLE_HOST"] == "127.0.0.1"  # not reachable past the proxy
+    assert console["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": 8443, "scheme": "HTTPS"}
+    args = proxy["args"]
+    assert "--provider=openshift" in args and "--upstream=http://127.0.0.1:8080" in args
+    assert "--skip-auth-regex=^/healthz$" in args
+    sar = json.loads(next(a for a in args if a.startswith("--openshift-sar=")).split("=", 1)[1])
+    assert sar == {
+        "namespace": NAMESPACE,
+        "resource": "services",
+        "name": "podsizer-console",
+        "verb": "get",
+    }
+    svc = next(s for s in objects_of(docs, "Service") if s["metadata"]["name"] == "podsizer-console")
+    assert [p["targetPort"] for p in svc["spec"]["ports"]] == ["https"]
+    tls_secret = svc["metadata"]["annotations"]["service.beta.openshift.io/serving-cert-secret-name"]
+    volumes = {
+        v["name"]: v["secret"]["secretName"]
+        for v in dep["spec"]["template"]["spec"]["volumes"]
+        if "secret" in v
+    }
+    assert volumes["proxy-tls"] == tls_secret
+    (cookie,) = [s for s in objects_of(docs, "Secret") if s["metadata"]["name"] == volumes["proxy-cookie"]]
+    assert len(base64.b64decode(cookie["data"]["session_secret"])) == 32
+    (route,) = objects_of(docs, "Route")
+    assert (
+        route["spec"]["port"]["targetPort"] == "https" and route["spec"]["tls"]["termination"] == "reencrypt"
+    )
+    sa = next(a for a in objects_of(docs, "ServiceAccount") if a["metadata"]["name"] == "podsizer-console")
+    redirect = json.loads(
+        sa["metadata"]["annotations"]["serviceaccounts.openshift.io/oauth-redirectreference.primary"]
+    )
+    assert redirect["reference"] == {"kind": "Route", "name": route["metadata"]["name"]}
+    delegator = next(
+        b for b in objects_of(docs, "ClusterRoleBinding") if b["roleRef"]["name"] == "system:auth-delegator"
+    )
+    assert delegator["subjects"][0]["name"] == "podsizer-console"
+
+
+def test_without_the_oauth_proxy_the_console_has_no_proxy_parts(render: Render) -> None:
+    docs = render(next(s for s in SCENARIOS if s.name == "console-openshift-route"))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+    assert [c["name"] for c in dep["spec"]["template"]["spec"]["containers"]] == ["console"]
+    assert not [
+        b for b in objects_of(docs, "ClusterRoleBinding") if b["roleRef"]["name"] == "system:auth-delegator"
+    ]
 
 
 def test_a_prometheus_console_reads_the_recommenders_prometheus_and_store(render: Render) -> None:

@@ -33,9 +33,18 @@ def allows(rules: Sequence[Rule], group: str, resource: str, verb: str) -> bool:
     )
 
 
+# Built-in ClusterRoles the chart may bind, with the rules Kubernetes gives them.
+AUTH_DELEGATOR: list[Rule] = [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+]
+BUILTIN_CLUSTER_ROLES = {"system:auth-delegator": AUTH_DELEGATOR}
+
+
 def _role_rules(docs: Sequence[Mapping[str, Any]], kind: str, binding_kind: str) -> dict[str, list[Rule]]:
     """Rules each service account is granted by (Cluster)RoleBindings, keyed by service account name."""
-    roles = {r["metadata"]["name"]: r["rules"] for r in objects_of(docs, kind)}
+    builtin = BUILTIN_CLUSTER_ROLES if kind == "ClusterRole" else {}
+    roles = {**builtin, **{r["metadata"]["name"]: r["rules"] for r in objects_of(docs, kind)}}
     out: dict[str, list[Rule]] = {}
     for b in objects_of(docs, binding_kind):
         assert b["roleRef"]["kind"] == kind
@@ -72,11 +81,15 @@ def _check_renewer(cluster: Mapping[str, list[Rule]], namespaced: Mapping[str, l
 CONSOLE = "podsizer-console"
 
 
-def _check_console(cluster: Mapping[str, list[Rule]], namespaced: Mapping[str, list[Rule]]) -> None:
-    """The console: get/list/watch of Recommendations, pods and nodes; nothing else, nothing namespaced."""
+def _check_console(
+    cluster: Mapping[str, list[Rule]], namespaced: Mapping[str, list[Rule]], oauth_proxy: bool = False
+) -> None:
+    """The console: get/list/watch of Recommendations, pods and nodes; nothing else, nothing namespaced.
+    With the oauth-proxy, also what it needs to check a user: token and access reviews."""
     assert cluster.get(CONSOLE) == [
         {"apiGroups": ["podsizer.io"], "resources": ["recommendations"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"]},
+        *(AUTH_DELEGATOR if oauth_proxy else []),
     ]
     assert CONSOLE not in namespaced
 
@@ -86,13 +99,14 @@ def _check(
     namespaced: Mapping[str, list[Rule]],
     renewer: bool = False,
     console: bool = False,
+    oauth_proxy: bool = False,
 ) -> None:
     if renewer:
         _check_renewer(cluster, namespaced)
         cluster = {k: v for k, v in cluster.items() if k != RENEWER}
         namespaced = {k: v for k, v in namespaced.items() if k != RENEWER}
     if console:
-        _check_console(cluster, namespaced)
+        _check_console(cluster, namespaced, oauth_proxy)
         cluster = {k: v for k, v in cluster.items() if k != CONSOLE}
     assert set(cluster) == {"podsizer-recommender", "podsizer-webhook"}
     for sa, rules in cluster.items():
@@ -155,6 +169,7 @@ def test_chart_rbac_is_least_privilege(scenario: Scenario, render: Render) -> No
         _role_rules(docs, "Role", "RoleBinding"),
         renewer=scenario.generates_certs,
         console=scenario.console,
+        oauth_proxy="console.oauthProxy.enabled=true" in scenario.sets,
     )
     for rb in objects_of(docs, "RoleBinding"):
         assert rb["metadata"]["namespace"] == "podsizer"
