@@ -199,6 +199,20 @@ def fmt(resource: str, value: Decimal, up: bool) -> str:
     return f"{n // _MIB}Mi" if n % _MIB == 0 and n > 0 else str(n)
 
 
+def admitted(
+    slot: ContainerSlot, resource: str, cluster: ClusterPolicy
+) -> tuple[Decimal | None, Decimal | None]:
+    """The container's request and limit as the cluster admits them: a missing limit gets the
+    LimitRange's default, a missing request the limit (or the default request), as the LimitRanger does."""
+    req = quantity(slot.current("requests", resource))
+    lim = quantity(slot.current("limits", resource))
+    if lim is None:
+        lim = cluster.default("limits", resource)
+    if req is None:
+        req = lim if lim is not None else cluster.default("requests", resource)
+    return req, lim
+
+
 def _units(
     changes: Sequence[Change], slots: Sequence[ContainerSlot], cluster: ClusterPolicy
 ) -> dict[UnitKey, _Unit]:
@@ -209,12 +223,7 @@ def _units(
         unit = units.get(key)
         if unit is None:
             slot = by_slot[(ch.section, ch.index)]
-            old_req = quantity(slot.current("requests", ch.resource))
-            old_lim = quantity(slot.current("limits", ch.resource))
-            if old_lim is None:
-                old_lim = cluster.default("limits", ch.resource)
-            if old_req is None:
-                old_req = old_lim if old_lim is not None else cluster.default("requests", ch.resource)
+            old_req, old_lim = admitted(slot, ch.resource, cluster)
             unit = units[key] = _Unit(slot, ch.resource, old_req, old_lim, old_req, old_lim, {})
         unit.changes[ch.field] = ch
         if ch.field == "requests":
@@ -312,9 +321,16 @@ def _has_pod_resources(pod: Mapping[str, Any]) -> bool:
 class _Pod:
     """The pod with the planned values, for aggregate checks."""
 
-    def __init__(self, pod: Mapping[str, Any], slots: Sequence[ContainerSlot], units: dict[UnitKey, _Unit]):
+    def __init__(
+        self,
+        pod: Mapping[str, Any],
+        slots: Sequence[ContainerSlot],
+        units: dict[UnitKey, _Unit],
+        cluster: ClusterPolicy,
+    ):
         self.slots = slots
         self.units = units
+        self.cluster = cluster
         self.sidecars = _sidecars(pod)
         self.requests, self.limits = _pod_bounds(pod)
 
@@ -327,10 +343,8 @@ class _Pod:
                 if field_ == "requests":
                     return unit.req if planned else unit.old_req
                 return unit.lim if planned else unit.old_lim
-            own = quantity(slot.current(field_, resource))
-            return (
-                own if own is not None or field_ == "limits" else quantity(slot.current("limits", resource))
-            )
+            req, lim = admitted(slot, resource, self.cluster)  # unchanged: what the LimitRanger leaves
+            return req if field_ == "requests" else lim
 
         return value
 
@@ -435,7 +449,7 @@ def fit(
         if why is not None:
             del units[key]
             reasons.append(f"{why}: changes skipped")
-    pod_view = _Pod(pod, slots, units)
+    pod_view = _Pod(pod, slots, units, cluster)
     for resource in CPU_MEMORY:
         reasons.extend(_container_limits_under_pod(pod_view, resource))
         reasons.extend(_aggregate_checks(pod_view, cluster, resource))

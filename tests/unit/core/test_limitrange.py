@@ -190,6 +190,24 @@ def test_pod_limit_range_max_bounds_the_sum_over_containers() -> None:
     assert _values(plan) == {("b", "requests", "memory"): "512Mi", ("b", "limits", "memory"): "512Mi"}
 
 
+def test_the_pod_max_counts_the_default_limit_of_an_unchanged_container() -> None:
+    """Found by the property test: `side` has no limit, so the LimitRanger gives it the default 2 cores;
+    keep-ratio's 1200m limit for `main` would bring the pod's limits to 3.2 cores, over the Pod max 3."""
+    lr = ClusterPolicy.of(
+        [
+            _limit_range(
+                {"type": "Container", "max": {"cpu": "2"}, "default": {"cpu": "2"}},
+                {"type": "Pod", "max": {"cpu": "3"}},
+            )
+        ],
+        [],
+    )
+    containers = [container("main", {"cpu": "50m"}, {"cpu": "300m"}), container("side", {"cpu": "50m"})]
+    plan = _plan(containers, [crec("main", {"cpu": "200m"}), crec("side", {"cpu": "50m"})], lr)
+    assert ("main", "limits", "cpu") not in _values(plan)
+    assert plan.skip == "policy-limited" and "above the LimitRange's Pod max 3" in plan.detail, plan
+
+
 def test_no_cluster_policy_and_no_pod_level_resources_change_nothing() -> None:
     pod = replicaset_pod(containers=[container("main", {"cpu": "500m"}, {"cpu": "1"})])
     plan = plan_pod(pod, recommendation(containers=[crec("main", {"cpu": "2"})]), PlanPolicy(), AUTO)
