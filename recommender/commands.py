@@ -157,6 +157,12 @@ def terminal_width() -> int | None:
 
 
 def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: Wiring) -> int:
+    if args.write and settings.as_of is not None and settings.store == "crd":
+        raise setting_error(
+            "as_of",
+            "with --write and the crd store a backtest would replace the cluster's current Recommendations; "
+            "write it to a JSON file instead (--store json --store-file FILE)",
+        )
     store = wiring.store(settings, None) if args.write else None
     result = one_run(settings, wiring, store, progress=not args.no_progress)
     run = result.run

@@ -234,6 +234,19 @@ def test_demo_as_of_ends_the_window_there(pipeline: Pipeline, capsys: pytest.Cap
     assert status["window"]["start"] == "2026-11-30T14:00:00Z"
 
 
+def test_a_backtest_is_not_written_over_the_clusters_recommendations(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    as_of = ("--as-of", "2026-12-01T14:00:00Z")
+    assert pipeline.recommend(*as_of, "--write", "--store", "crd") == 2
+    err = capsys.readouterr().err
+    assert "PODSIZER_AS_OF (--as-of)" in err and "--store json --store-file" in err
+    assert pipeline.snapshots == [], "refused before any work"
+    backtest = tmp_path / "backtest.json"
+    assert pipeline.recommend(*as_of, "--write", "--store-file", str(backtest)) == 0
+    assert json.loads(backtest.read_text())["items"]
+
+
 def test_file_as_of_drops_the_samples_after_it(pipeline: Pipeline, tmp_path: Path) -> None:
     path = tmp_path / "cluster.json.gz"
     dump_dataset(build_demo_dataset(NOW, days=3), path)
