@@ -74,12 +74,14 @@ def url_host(url: str) -> str:
 
 def _demo(settings: ConsoleSettings) -> DatasetFn:
     from recommender.input.demo import build_demo_dataset
+    from recommender.wiring import recency_of
 
     days = max(1, math.ceil(settings.window_days))
+    recency = recency_of(recommender_view(settings))
 
     def dataset(start: datetime, end: datetime) -> tuple[RawDataset, UsageSnapshot]:
         raw = clip(build_demo_dataset(end, days=days), start, end)
-        return raw, aggregate(raw, source="demo")
+        return raw, aggregate(raw, source="demo", recency=recency)
 
     return dataset
 
@@ -92,11 +94,14 @@ def _file(settings: ConsoleSettings, field: str) -> tuple[DatasetFn, str]:
     path: Path = settings.source_file
     if not path.is_file():
         raise setting_error("source_file", f"{path}: no such file")
+    from recommender.wiring import recency_of
+
     source = FileSource(path)
+    recency = recency_of(recommender_view(settings))
 
     def dataset(start: datetime, end: datetime) -> tuple[RawDataset, UsageSnapshot]:
         raw = clip(source.dataset(), start, end)
-        return raw, aggregate(raw, source=f"file:{path}")
+        return raw, aggregate(raw, source=f"file:{path}", recency=recency)
 
     return dataset, f"file:{path}"
 

@@ -41,8 +41,16 @@ class SizingPolicy:
       gpu_idle_threshold / gpu_idle_window_hours   idle = activity < 0.05 for the trailing 1 h
     Plausibility (shared with the pod plan; the largest node's allocatable wins where a source knows it):
       max_cpu_cores / max_memory_bytes / max_gpus   ceilings no recommendation exceeds (256, 4Ti, 16)
+    Burst path (recommender/sizing/burst.py; on in the balanced and aggressive profiles):
+      cpu_burst_path                       size bursty CPU at its sustained level (False: off)
+      cpu_burst_ratio                      bursty: p99 at least ratio x the sustained level (4.0)
+      cpu_burst_max_share                  the sustained level leaves at most this share of the time
+                                           above it (0.10: p90 or p95)
+      cpu_burst_min_cores                  and p99 is at least this far above it (0.1 cores)
     Forecast / cost:
       forecast_horizon_days                7 (PODSIZER_FORECAST_HORIZON_DAYS)
+      forecast_feed_days                   a certain rising trend of daily peaks raises the request to
+                                           cover this many days ahead (2; 0: off; forecast.py)
       default_gpu_hourly_price             0.95 $/GPU-hour (OpenCost's default) for unknown instance types
       spot_discount                        spot estimate = on-demand x (1 - 0.65) when no spot price is known
     """
@@ -71,6 +79,11 @@ class SizingPolicy:
     gpu_idle_threshold: float = 0.05
     gpu_idle_window_hours: float = 1.0
     forecast_horizon_days: float = 7.0
+    forecast_feed_days: float = 2.0
+    cpu_burst_path: bool = False
+    cpu_burst_ratio: float = 4.0
+    cpu_burst_max_share: float = 0.1
+    cpu_burst_min_cores: float = 0.1
     default_gpu_hourly_price: float = 0.95
     spot_discount: float = 0.65
     max_cpu_cores: float = DEFAULT_MAX_CPU_CORES

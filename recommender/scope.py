@@ -7,7 +7,7 @@ import dataclasses
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import Skipped
 from podsizer.scope import KeyAlias, Scope
-from recommender.model import UsageSnapshot
+from recommender.model import NO_SERIES, UsageSnapshot
 
 
 def _skipped_namespace(s: Skipped) -> str:
@@ -40,6 +40,10 @@ def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | Non
         unmatched_scope=scope.unmatched(
             labels,
             key_alias,
-            {_skipped_namespace(s) for s in snapshot.skipped if s.subject.startswith("namespace/")},
+            {
+                _skipped_namespace(s)
+                for s in snapshot.skipped
+                if s.subject.startswith("namespace/") and s.reason != NO_SERIES
+            },
         ),
     )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from recommender.input.dcgm_scrape import DcgmScrapeSource, ScrapeResult
     from recommender.input.prometheus.client import SampleRejections
+    from recommender.model.recency import Recency
     from recommender.sizing.cost import PriceTable
 
 log = logging.getLogger("podsizer")
@@ -85,13 +86,13 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
     if settings.source == "demo":
         from recommender.input.demo import DemoSource
 
-        source = DemoSource(now, days=max(1, math.ceil(settings.window_days)))
+        source = DemoSource(now, days=max(1, math.ceil(settings.window_days)), recency=recency_of(settings))
     elif settings.source == "file":
         if settings.source_file is None:
             raise setting_error("source_file", f"required when {env_name('source')}=file")
         from recommender.input.file import FileSource
 
-        source = FileSource(settings.source_file)
+        source = FileSource(settings.source_file, recency=recency_of(settings))
     elif settings.source == "dcgm":
         if settings.as_of is not None:
             raise setting_error(
@@ -101,6 +102,13 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
     else:
         source = build_prometheus_source(settings)
     return scoped(settings, source)
+
+
+def recency_of(settings: RecommenderSettings) -> Recency:
+    """How samples weigh by age (PODSIZER_RECENCY_HALF_LIFE; 0: no decay) and template."""
+    from recommender.model.recency import Recency
+
+    return Recency(half_life_s=settings.recency_half_life or None)
 
 
 def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
@@ -118,6 +126,9 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
         cluster_label=settings.cluster_label,
         # used as it is by a reader of one cluster (the console); a run picks each cluster (for_cluster)
         cluster=settings.cluster_name or (settings.clusters[0] if len(settings.clusters) == 1 else ""),
+        resolution_s=settings.query_step,
+        rate_s=settings.cpu_rate_window,
+        recency=recency_of(settings),
     )
 
 

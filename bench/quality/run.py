@@ -1,8 +1,11 @@
 """The quality benchmark in one command: traces -> real Prometheus -> podsizer, VPA, KRR -> scores.
 
-    .venv/bin/python -m bench.quality.run [--seed 14] [--variant NAME='--flag value ...'] [--json out.json]
+    .venv/bin/python -m bench.quality.run [--seed 14] [--profile NAME ...] [--variant NAME='--flag value ...']
+                                          [--json out.json]
 
-History: 7 days up to T; scored: the 2 days after T (see bench/quality/README.md).
+History: 7 days up to T; scored: the 2 days after T (see bench/quality/README.md). podsizer runs once per
+profile (conservative, balanced, aggressive: podsizer/settings/profiles.py); the goals of issue 14 are
+checked on the result (bench/quality/goals.py).
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
+from typing import cast, get_args
 
-from bench.quality import prom, tools, vpa_estimate
+from bench.quality import goals, prom, tools, vpa_estimate
 from bench.quality.score import (
     GIB,
     SAFE_CPU_SHARE,
@@ -35,6 +38,7 @@ from bench.quality.score import (
     winner,
 )
 from bench.quality.traces import EVAL_DAYS, HISTORY, HISTORY_DAYS, TOTAL, Cluster, evaluation, generate
+from podsizer.settings.profiles import Profile
 
 FIXED_T = datetime(2026, 11, 2, tzinfo=UTC)
 """T when podsizer takes --as-of: a fixed instant (midnight UTC, so minute 0 of the traces is 00:00)."""
@@ -50,12 +54,18 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.quality.run", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=14, help="trace seed (default 14)")
     ap.add_argument(
+        "--profile",
+        action="append",
+        choices=get_args(Profile),
+        help="run podsizer with this profile (repeatable; default: every profile)",
+    )
+    ap.add_argument(
         "--variant",
         action="append",
         default=[],
         metavar="NAME=ARGS",
         help="also run podsizer with these extra `podsizer recommend` arguments, e.g. "
-        "balanced='--profile balanced' (repeatable)",
+        "m5='--profile balanced --cpu-margin 0.05' (repeatable)",
     )
     ap.add_argument("--json", type=Path, help="also write every figure as JSON here")
     ap.add_argument(
@@ -64,8 +74,13 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _variants(specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {"podsizer": ()}
+def profile_tool(profile: Profile) -> str:
+    """The rows of podsizer run with a profile: 'podsizer balanced'."""
+    return f"podsizer {profile}"
+
+
+def _variants(profiles: Sequence[Profile], specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {profile_tool(p): ("--profile", p) for p in profiles}
     for spec in specs:
         name, _, rest = spec.partition("=")
         out[f"podsizer {name.strip()}"] = tuple(shlex.split(rest))
@@ -134,18 +149,44 @@ def _main_tools(scores: Scores) -> list[str]:
     return [n for n in scores if not n.endswith(PLAN)]
 
 
+def _per_pattern(cluster: Cluster, scores: Scores) -> dict[str, dict[str, Total]]:
+    """pattern -> tool -> the pattern's total (every tool but the pod-plan rows)."""
+    names = _main_tools(scores)
+    return {
+        p.name: {n: total([scores[n][(p.name, c)] for c in p.containers]) for n in names}
+        for p in cluster.patterns
+    }
+
+
+def _beaten_by(per_tool: Mapping[str, Total], tool: str) -> list[str]:
+    return [x for x in PEERS if dominates(per_tool[x], per_tool[tool])]
+
+
 def pattern_table(cluster: Cluster, scores: Scores) -> str:
     """Per pattern: the winner (cheapest safe tool), the peers that dominate each podsizer run on this
     pattern (no more risk, no more CPU and memory), and every tool's figures."""
     names = _main_tools(scores)
     ours = [n for n in names if n.startswith("podsizer")]
     rows = []
-    for p in cluster.patterns:
-        per_tool = {n: total([scores[n][(p.name, c)] for c in p.containers]) for n in names}
+    for name, per_tool in _per_pattern(cluster, scores).items():
         contenders = {n: t for n, t in per_tool.items() if n != HINDSIGHT}
-        beaten = [", ".join(x for x in PEERS if dominates(per_tool[x], per_tool[n])) or "-" for n in ours]
-        rows.append([p.name, winner(contenders), *beaten, *(_cell(per_tool[n]) for n in names)])
+        beaten = [", ".join(_beaten_by(per_tool, n)) or "-" for n in ours]
+        rows.append([name, winner(contenders), *beaten, *(_cell(per_tool[n]) for n in names)])
     return _table(["pattern", "wins", *(f"{n} dominated by" for n in ours), *names], rows)
+
+
+def losing_lines(cluster: Cluster, scores: Scores) -> list[str]:
+    """Per podsizer run: the patterns a peer dominates it on, and those where it is unsafe and a peer safe."""
+    per = _per_pattern(cluster, scores)
+    lines = []
+    for tool in (n for n in _main_tools(scores) if n.startswith("podsizer")):
+        beaten, riskier = goals.losing(per, tool, PEERS)
+        lines.append(f"- {tool}: dominated by a peer on {', '.join(beaten) or 'no pattern'}")
+        lines.append(
+            f"- {tool}: unsafe where a peer is safe (over {100 * SAFE_CPU_SHARE:g} % of pod-minutes above "
+            f"the CPU request or any above the memory limit) on {', '.join(riskier) or 'no pattern'}"
+        )
+    return lines
 
 
 def container_table(cluster: Cluster, sizings: Sizings, scores: Scores) -> str:
@@ -190,6 +231,10 @@ def _equal(a: Total, b: Total) -> bool:
     )  # fmt: skip
 
 
+def _containers(cluster: Cluster) -> dict[str, tuple[str, ...]]:
+    return {p.name: p.containers for p in cluster.patterns}
+
+
 def _gpu_lines(docs: Mapping[str, Mapping[str, object]]) -> list[str]:
     lines = []
     for tool, doc in docs.items():
@@ -216,8 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="podsizer-quality-"))
     docs: dict[str, dict[str, object]] = {}
     sizings: dict[str, Mapping[tools.Key, Sizing]] = {}
+    profiles: list[Profile] = args.profile or list(get_args(Profile))
     with prom.served(cluster, t, work, timings) as server:
-        for name, extra in _variants(args.variant).items():
+        for name, extra in _variants(profiles, args.variant).items():
             t0 = time.perf_counter()
             docs[name] = prom.recommend(server.url, t, work, extra)
             timings[f"{name} recommend"] = time.perf_counter() - t0
@@ -240,8 +286,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print("## Pareto table (totals over all containers)\n")
     print(pareto_table(totals) + "\n")
-    print("## Goals\n")
+    reason_texts = {name: goals.reasons(doc) for name, doc in docs.items()}
+    checked = goals.goals(
+        totals,
+        {p: profile_tool(p) for p in get_args(Profile)},
+        (PEERS[0], PEERS[2]),
+        {p: goals.unexplained(p, _containers(cluster), reason_texts[profile_tool(p)]) for p in profiles},
+    )
+    print("## Goals (issue 14)\n")
+    print("\n".join(g.line() for g in checked) + "\n")
+    print("Every podsizer run against every peer:\n")
     print("\n".join(goal_lines(totals)) + "\n")
+    print("Patterns that lose to a peer:\n")
+    print("\n".join(losing_lines(cluster, scores)) + "\n")
     print(
         "## Per pattern\n\nwins: the cheapest tool (1 core = 8 GiB) with at most "
         f"{100 * SAFE_CPU_SHARE:g} % of pod-minutes above the CPU request and none above the memory limit "
@@ -263,6 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "seed": args.seed,
                     "t": t.isoformat(),
                     "totals": {k: asdict(v) for k, v in totals.items()},
+                    "goals": [asdict(g) for g in checked],
+                    "reasons": {
+                        k: {"/".join(key): r for key, r in v.items()} for k, v in reason_texts.items()
+                    },
                     "sizings": {
                         k: {"/".join(key): asdict(s) for key, s in v.items()} for k, v in sizings.items()
                     },

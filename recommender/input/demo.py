@@ -38,6 +38,8 @@ from podsizer.resources import GPU
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
+from recommender.model.recency import Recency
 from recommender.model.timegrid import bucket_index, floor_to
 
 MIB = float(1024 * 1024)
@@ -731,11 +733,20 @@ class DemoSource:
 
     name = "demo"
 
-    def __init__(self, now: datetime, *, days: int = 7, step_seconds: int = 300, seed: int = 42) -> None:
+    def __init__(
+        self,
+        now: datetime,
+        *,
+        days: int = 7,
+        step_seconds: int = 300,
+        seed: int = 42,
+        recency: Recency = DEFAULT_RECENCY,
+    ) -> None:
         self.now = now
         self.days = days
         self.step_seconds = step_seconds
         self.seed = seed
+        self.recency = recency
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
         if progress:
@@ -743,7 +754,7 @@ class DemoSource:
         raw = build_demo_dataset(self.now, days=self.days, step_seconds=self.step_seconds, seed=self.seed)
         if progress:
             progress(1, 2, "aggregating")
-        snap = aggregate(clip(raw, start, end), source=self.name)
+        snap = aggregate(clip(raw, start, end), source=self.name, recency=self.recency)
         if progress:
             progress(2, 2, "done")
         return snap

@@ -51,6 +51,8 @@ from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, SourceError, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
+from recommender.model.recency import Recency
 
 FORMAT = "podsizer-raw/v1"
 _NUMERIC = {int, float, type(None)}
@@ -387,8 +389,9 @@ class FileSource:
 
     name = "file"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, recency: Recency = DEFAULT_RECENCY) -> None:
         self.path = Path(path)
+        self.recency = recency
         self._raw: RawDataset | None = None
 
     def dataset(self) -> RawDataset:
@@ -402,7 +405,7 @@ class FileSource:
         raw = self.dataset()
         if progress:
             progress(1, 2, "aggregating")
-        snap = aggregate(clip(raw, start, end), source=f"file:{self.path}")
+        snap = aggregate(clip(raw, start, end), source=f"file:{self.path}", recency=self.recency)
         if progress:
             progress(2, 2, "done")
         return snap

@@ -18,6 +18,10 @@ FloatArray = npt.NDArray[np.float64]
 ActivitySignal = Literal["SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"]
 
 
+# Why a namespace the source found is skipped when nothing in it has usage series (not an error).
+NO_SERIES = "no container CPU or memory series in the window"
+
+
 @dataclass(frozen=True)
 class Quantiles:
     """Summary of a sample distribution (same unit as the samples).
@@ -103,6 +107,9 @@ class ContainerUsage:
     rejected: tuple[RejectedSamples, ...] = ()
     runs: int = 0
     """Distinct Jobs its pods belonged to (a CronJob's runs; 0: no pod of a Job)."""
+    recency_note: str = ""
+    """What the replaced-template rule did to these figures, for the reason (recommender.model.recency:
+    "replaced template web-5f8b left out (...)"); "" when no template was replaced."""
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,11 @@ Rules:
   are gaps, counted per (workload, container) in ContainerUsage.rejected; a container whose every sample
   of a resource was rejected keeps NaN quantiles for it, so sizing skips the workload with that reason.
 - Per (workload, container): cpu/memory Quantiles (second_max and min too) over all finite samples of all
-  its pods; the per-replica steady state is the median across pods of each pod's median; requests/limits
-  come from the most recently seen pod's spec. A container with no finite cpu or memory sample is skipped.
+  its pods, weighted by recency (recommender.model.recency: the age decay and the replaced-template rule;
+  percentiles and mean weighted, max/second_max/min not; pods of a replaced template left out drop their
+  OOM kills too); the per-replica steady state is the median across pods of each pod's median;
+  requests/limits come from the most recently seen pod's spec; samples, pods and first_seen count every
+  pod (the workload's history). A container with no finite cpu or memory sample is skipped.
   `samples` counts raw samples: a pre-reduced series (ContainerSamples.samples set) brings its own count.
   `runs` counts the distinct Jobs (owner_kind Job) of the pods with samples: a CronJob's runs.
 - GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
@@ -32,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +55,15 @@ from recommender.model import (
 )
 from recommender.model.clusters import snapshot_in
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
+from recommender.model.recency import (
+    PodSpan,
+    Recency,
+    template_of,
+    template_rule,
+    weighted_mean,
+    weighted_quantiles,
+)
 from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean
 
 ACTIVITY_STEP_SECONDS = 300.0
@@ -97,16 +110,20 @@ def _top_two(m: FloatArray, low: FloatArray) -> tuple[FloatArray, FloatArray]:
     return mx, second
 
 
-def _row_stats(arrays: Sequence[FloatArray]) -> list[Quantiles]:
-    """Quantiles of each (finite, non-empty) array; arrays of equal length are computed as one matrix."""
+def _row_stats(arrays: Sequence[FloatArray], weights: Sequence[FloatArray | None]) -> list[Quantiles]:
+    """Quantiles of each (finite, non-empty) array, weighted where it has weights (percentiles and mean;
+    recency.weighted_quantiles); arrays of equal length (and alike weighted or not) are one matrix."""
     out: list[Quantiles | None] = [None] * len(arrays)
-    by_len: dict[int, list[int]] = defaultdict(list)
+    by_len: dict[tuple[int, bool], list[int]] = defaultdict(list)
     for i, a in enumerate(arrays):
-        by_len[a.size].append(i)
+        by_len[(a.size, weights[i] is not None)].append(i)
     for idx in _chunks(by_len.values()):
         m = np.stack([arrays[i] for i in idx]) if len(idx) > 1 else arrays[idx[0]][None, :].copy()
-        q = np.quantile(m, _QS, axis=1)
-        mean = m.mean(axis=1)
+        if weights[idx[0]] is None:
+            q, mean = np.quantile(m, _QS, axis=1), m.mean(axis=1)
+        else:
+            w = np.stack([cast(FloatArray, weights[i]) for i in idx])
+            q, mean = weighted_quantiles(m, w, _QS), weighted_mean(m, w)
         low = m.min(axis=1)
         mx, second = _top_two(m, low)
         for j, i in enumerate(idx):
@@ -157,6 +174,9 @@ class _ContainerGroup:
     container: str
     series: list[ContainerSamples]
     rejected: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, rule) -> samples
+    weights: list[float] = field(default_factory=list)  # per series: the template rule's factor
+    replaced: list[ContainerSamples] = field(default_factory=list)  # left out: pods of a replaced template
+    note: str = ""  # what the template rule did (TemplateVerdict.note)
 
 
 _RESOURCES = ("cpu", "memory")
@@ -257,6 +277,13 @@ def _container_usage(
         if t_last > latest_t:
             latest_t, latest_pod = t_last, s
         last = max(last, t_last)
+    for s in group.replaced:  # history facts (samples, pods, first seen) count them too
+        seen = np.isfinite(s.cpu_cores) | np.isfinite(s.memory_bytes)
+        n = int(np.count_nonzero(seen))
+        if n:
+            samples += n if s.samples is None else s.samples
+            pod_names.add(s.pod)
+            first = min(first, float(s.timestamps[seen].min()))
     info = pods.get((latest_pod.namespace, latest_pod.pod)) if latest_pod is not None else None
     init = any(
         group.container in p.init_containers
@@ -288,13 +315,40 @@ def _container_usage(
         current_limits=dict(info.limits.get(group.container, {})) if info else {},
         init_container=init,
         runs=len(jobs),
+        recency_note=group.note,
     )
 
 
+_Usable = tuple[_ContainerGroup, FloatArray, FloatArray, FloatArray | None, FloatArray | None]
+
+
+def _weights(g: _ContainerGroup, recency: Recency) -> tuple[FloatArray | None, FloatArray | None]:
+    """The pooled cpu and memory samples' weights (age decay x template factor), finite samples only;
+    None when every sample weighs alike."""
+    factors = g.weights or [1.0] * len(g.series)
+    if not recency.decays and all(f == 1.0 for f in factors):
+        return None, None
+    newest = max((float(s.timestamps[-1]) for s in g.series if s.timestamps.size), default=0.0)
+    per = [recency.age_weights(s.timestamps, newest) for s in g.series]
+    for f, w in zip(factors, per, strict=True):
+        if f != 1.0:
+            w *= f
+    cpu = _pooled([_like_finite(w, s.cpu_cores) for w, s in zip(per, g.series, strict=True)])
+    mem = _pooled([_like_finite(w, s.memory_bytes) for w, s in zip(per, g.series, strict=True)])
+    return cpu, mem
+
+
+def _like_finite(w: FloatArray, values: FloatArray) -> FloatArray:
+    """The weights of values' finite samples (as _finite keeps them)."""
+    mask = np.isfinite(values)
+    return w if mask.all() else w[mask]
+
+
 def _usable(
-    groups: list[_ContainerGroup], skipped: dict[str, Skipped]
-) -> Iterator[tuple[_ContainerGroup, FloatArray, FloatArray]]:
-    """Groups with finite cpu and memory samples, with those samples pooled over the pods."""
+    groups: list[_ContainerGroup], skipped: dict[str, Skipped], recency: Recency
+) -> Iterator[_Usable]:
+    """Groups with finite cpu and memory samples, with those samples (and their weights) pooled over the
+    pods."""
     for g in groups:
         cpu = _finite(_pooled([s.cpu_cores for s in g.series]))
         mem = _finite(_pooled([s.memory_bytes for s in g.series]))
@@ -310,7 +364,41 @@ def _usable(
                 why += f" ({sum(g.rejected.values())} rejected: negative, infinite or above node allocatable)"
             skipped.setdefault(subject, Skipped(subject, why))
             continue
-        yield g, cpu, mem
+        cpu_w, mem_w = _weights(g, recency)
+        yield (
+            g,
+            cpu,
+            mem,
+            (cpu_w if cpu_w is not None and cpu_w.size == cpu.size else None),
+            (mem_w if mem_w is not None and mem_w.size == mem.size else None),
+        )
+
+
+def alone(u: _Usable) -> bool:
+    """One pod's unweighted samples: its p50 is its median."""
+    return len(u[0].series) == 1 and u[3] is None and u[4] is None
+
+
+def _by_template(group: _ContainerGroup, pods: dict[tuple[str, str], PodInfo], recency: Recency) -> None:
+    """The template rule (recommender.model.recency) on a group: each series' factor; series of a
+    replaced template at factor 0 move to `replaced`."""
+    spans = []
+    for s in group.series:
+        info = pods.get((s.namespace, s.pod))
+        ts = s.timestamps
+        spans.append(
+            PodSpan(
+                template_of(info.owner_kind, info.owner_name) if info else None,
+                float(ts[0]) if ts.size else math.inf,
+                float(ts[-1]) if ts.size else -math.inf,
+            )
+        )
+    verdict = template_rule(spans, recency)
+    factors = verdict.weights
+    group.note = verdict.note()
+    kept = [(s, f) for s, f in zip(group.series, factors, strict=True) if f > 0]
+    group.replaced = [s for s, f in zip(group.series, factors, strict=True) if f <= 0]
+    group.series, group.weights = [s for s, _ in kept], [f for _, f in kept]
 
 
 def _containers(
@@ -318,22 +406,24 @@ def _containers(
     pods: dict[tuple[str, str], PodInfo],
     oom: dict[tuple[WorkloadRef, str], float],
     skipped: dict[str, Skipped],
+    recency: Recency,
     batch: int = 512,
 ) -> list[ContainerUsage]:
     """ContainerUsage per group, `batch` groups at a time so pooled copies stay small."""
     out: list[ContainerUsage] = []
-    usable = _usable(groups, skipped)
+    usable = _usable(groups, skipped, recency)
     while chunk := list(itertools.islice(usable, batch)):
-        cpu_qs = _row_stats([u[1] for u in chunk])
-        mem_qs = _row_stats([u[2] for u in chunk])
-        # Per-pod medians, batched over every series of every multi-pod group; a group of one series
-        # already has its median as p50.
-        multi = [s for g, _, _ in chunk if len(g.series) > 1 for s in g.series]
+        cpu_qs = _row_stats([u[1] for u in chunk], [u[3] for u in chunk])
+        mem_qs = _row_stats([u[2] for u in chunk], [u[4] for u in chunk])
+        # Per-pod medians (unweighted), batched over every series of every multi-pod group; an unweighted
+        # group of one series already has its median as p50.
+        multi = [s for u in chunk if not alone(u) for s in u[0].series]
         cpu_med = _row_medians([_finite(s.cpu_cores) for s in multi])
         mem_med = _row_medians([_finite(s.memory_bytes) for s in multi])
         offset = 0
-        for i, (g, _, _) in enumerate(chunk):
-            if len(g.series) == 1:
+        for i, u in enumerate(chunk):
+            g = u[0]
+            if alone(u):
                 cpu_pods, mem_pods = np.array([cpu_qs[i].p50]), np.array([mem_qs[i].p50])
             else:
                 sl = slice(offset, offset + len(g.series))
@@ -377,7 +467,7 @@ def _demand(
     n_hours = bucket_count(start, end, step)
     per_workload: dict[WorkloadRef, list[ContainerSamples]] = defaultdict(list)
     for g in groups:
-        for s in g.series:
+        for s in (*g.series, *g.replaced):  # demand is every pod's, replaced templates' too
             info = pods.get((s.namespace, s.pod))
             if info is not None and s.container in info.init_containers:
                 continue
@@ -604,11 +694,13 @@ def aggregate(
     resolve: Resolver | None = None,
     demand_step: float = DEMAND_STEP_SECONDS,
     activity_step: float = ACTIVITY_STEP_SECONDS,
+    recency: Recency = DEFAULT_RECENCY,
 ) -> UsageSnapshot:
     """The UsageSnapshot of a RawDataset (see the module docstring for the rules).
 
     resolve: owner resolution to use instead of the OwnerGraph of raw's pods and owner links (a source
-    that carries no pods, like the DCGM scraper, brings the cluster's)."""
+    that carries no pods, like the DCGM scraper, brings the cluster's); recency: how samples weigh by
+    age and template (recommender.model.recency; the default: the settings' defaults)."""
     res = _Resolution(_memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
     pods = {(p.namespace, p.name): p for p in raw.pods}
     for p in raw.pods:
@@ -626,17 +718,22 @@ def aggregate(
             group = groups[key] = _ContainerGroup(workload, s.container, [])
         group.series.append(_masked(s, top, group.rejected))
     ordered = [groups[k] for k in sorted(groups)]
+    for group in ordered:
+        _by_template(group, pods, recency)
+    replaced = {(s.namespace, s.pod, g.container) for g in ordered for s in g.replaced}
 
     oom: dict[tuple[WorkloadRef, str], float] = {}
     for o in raw.ooms:
         workload = res.workload(o.namespace, o.pod)
         if workload is None or not math.isfinite(o.memory_bytes):
             continue
+        if (o.namespace, o.pod, o.container) in replaced:
+            continue  # a replaced template's kill: that template no longer runs
         key = (workload, o.container)
         oom[key] = max(oom.get(key, -math.inf), o.memory_bytes)
 
     start, end = raw.start.timestamp(), raw.end.timestamp()
-    containers = _containers(ordered, pods, oom, res.skipped)
+    containers = _containers(ordered, pods, oom, res.skipped, recency)
     demand = _demand(ordered, pods, start, end, demand_step)
     nodes_of_pods = {(p.namespace, p.name): p.node for p in raw.pods if p.node}
     gpu_usage = _gpu_usages(raw.gpus, res, start, end, activity_step, nodes_of_pods)

@@ -28,7 +28,7 @@ from recommender.sizing.estimators import (
     Resource,
 )
 from recommender.sizing.policy import SizingPolicy
-from recommender.sizing.static import ContainerSizing, confident, finish
+from recommender.sizing.static import ContainerSizing, bursts_of, confident, cpu_estimator, finish
 
 
 def is_batch(workload: WorkloadRef) -> bool:
@@ -36,9 +36,9 @@ def is_batch(workload: WorkloadRef) -> bool:
 
 
 def batch_cpu_estimator(policy: SizingPolicy) -> Estimator:
-    """P99 of the runs' samples -> + margin -> widened for few runs -> floor cpu_min_cores."""
-    base = MarginEstimator(PercentileEstimator("cpu", policy.cpu_percentile), policy.cpu_margin)
-    return MinMaxEstimator(confident(base, policy, conf.runs_confidence), "cpu", minimum=policy.cpu_min_cores)
+    """P99 of the runs' samples -> + margin -> widened for few runs -> floor cpu_min_cores: static sizing's
+    CPU chain (with its burst path: bursts within runs) judged by runs."""
+    return cpu_estimator(policy, conf.runs_confidence)
 
 
 def batch_memory_estimator(policy: SizingPolicy) -> Estimator:
@@ -61,7 +61,10 @@ def size_batch(
         "cpu": batch_cpu_estimator(policy).explain(usage),
         "memory": batch_memory_estimator(policy).explain(usage),
     }
-    return finish(usage, estimates, policy, bounds, ceilings=ceilings, trust=conf.runs_trust(usage, policy))
+    trust = conf.runs_trust(usage, policy)
+    return finish(
+        usage, estimates, policy, bounds, ceilings=ceilings, trust=trust, bursts=bursts_of(usage, policy)
+    )
 
 
 def batch_reason(workload: WorkloadRef, containers: Sequence[ContainerUsage], policy: SizingPolicy) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+import numpy as np
+
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import INT64_MAX, MIB, format_count
 from podsizer.api.resource import (
@@ -29,12 +31,13 @@ from podsizer.api.resource import (
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
-from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot
+from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot, WorkloadDemand
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.batch import batch_reason, is_batch, size_batch
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
 from recommender.sizing.cost import CostItem, CostReport, PriceTable
-from recommender.sizing.forecast import forecast_demand
+from recommender.sizing.estimators import Resource
+from recommender.sizing.forecast import Feed, demand_feeds, forecast_demand
 from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
 from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.robust import robust_usage
@@ -140,18 +143,33 @@ def _size_container(
     policy: SizingPolicy,
     bounds: Sequence[ContainerPolicy],
     ceilings: Ceilings,
+    feeds: Mapping[Resource, Feed] | None = None,
 ) -> ContainerSizing:
-    """Sized from the robust usage (recommender.sizing.robust); what it ignored ends the reason."""
+    """Sized from the robust usage (recommender.sizing.robust); what it ignored ends the reason; `feeds`
+    raise a static container's requests (a certain rising trend of its workload)."""
     robust = robust_usage(usage, ceilings)
     if is_batch(usage.workload):
         sized = size_batch(robust.usage, policy, bounds, ceilings)
     elif autoscaler is not None and is_autopilot(autoscaler) and not usage.init_container:
         sized = size_autopilot(robust.usage, autoscaler, policy, bounds, ceilings)
     else:
-        sized = size_static(robust.usage, policy, bounds, ceilings)
+        sized = size_static(robust.usage, policy, bounds, ceilings, feeds)
     if not robust.notes:
         return sized
     return replace(sized, reason="; ".join((sized.reason, *robust.notes)))
+
+
+def _feeds(
+    workload: WorkloadRef, demand: WorkloadDemand | None, autoscaler: Autoscaler | None, policy: SizingPolicy
+) -> dict[Resource, Feed]:
+    """A certain rising trend of the workload's demand raises its requests, only where nothing else
+    answers a rise: no horizontal autoscaler (replicas would absorb it), not batch (runs, not days)."""
+    if demand is None or autoscaler is not None or is_batch(workload) or policy.forecast_feed_days <= 0:
+        return {}
+    try:
+        return demand_feeds(demand, policy.forecast_feed_days)
+    except (ValueError, np.linalg.LinAlgError):  # a trend is extra information; sizing stands without it
+        return {}
 
 
 def run_ceilings(snapshot: UsageSnapshot, policy: SizingPolicy) -> Ceilings:
@@ -209,7 +227,9 @@ def recommend_workload(
     nodes = {n.name: n for n in snapshot.nodes}
     mode: SizingMode = "autopilot" if is_autopilot(autoscaler) else "static"
 
-    sized = {c.container: _size_container(c, autoscaler, policy, bounds, top) for c in containers}
+    demand = next((d for d in snapshot.demand if d.workload == workload), None)
+    feeds = _feeds(workload, demand, autoscaler, policy)
+    sized = {c.container: _size_container(c, autoscaler, policy, bounds, top, feeds) for c in containers}
     gpu_rec: GpuRecommendation | None = None
     waste: list[WasteFinding] = []
     costs: list[CostItem] = []
@@ -251,7 +271,6 @@ def recommend_workload(
 
     forecast: Forecast | None = None
     forecast_note = ""
-    demand = next((d for d in snapshot.demand if d.workload == workload), None)
     if demand is not None:
         try:
             forecast = forecast_demand(demand, policy.forecast_horizon_days)

@@ -6,19 +6,26 @@ The series is averaged into hourly buckets. Then, by the length of finite histor
   2-7 days     trend + hour-of-day (24)                   method "lsq trend+hour-of-day"
   < 2 days     naive: the last 24 h repeated              method "naive last-day (history < 2 days)"
 Forecasts are clipped at 0; the peak is the forecast's max.
+
+The forecast feeding the request (trend_feed): a line through the daily peaks of the last whole days; when
+its slope is certain (t >= FEED_MIN_T) and the projection forecast_feed_days ahead is above the highest
+daily peak seen, the container's request is raised by that ratio (never lowered).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 import numpy as np
 
 from podsizer.api.resource import Forecast
 from recommender.model import FloatArray, TimeSeries, WorkloadDemand
 from recommender.model.timegrid import bucket_index, bucket_mean, floor_to
+from recommender.sizing.estimators import Estimate, Resource, fmt
 
 HOUR = 3600.0
 
@@ -108,3 +115,106 @@ def forecast_demand(demand: WorkloadDemand, horizon_days: float) -> Forecast:
         memory_bytes_peak=mem.peak,
         method=method,
     )
+
+
+FEED_MIN_T = 4.0
+"""A trend of daily peaks feeds the request only when its slope is at least this many standard errors."""
+FEED_MIN_RISE = 0.02
+"""... and raises the request by at least 2 % (less is within any margin)."""
+FEED_MIN_DAYS = 4
+"""... over at least this many whole days (with at least 12 hours of samples each)."""
+
+
+@dataclass(frozen=True)
+class PeakTrend:
+    """A linear trend of the daily peaks (max of hourly means per day, days counted back from the end)."""
+
+    days: int
+    slope: float
+    t: float
+    last: float
+    top: float
+
+    def rise(self, days_ahead: float) -> float:
+        """Projected peak `days_ahead` after the last day over the highest daily peak seen."""
+        return (self.last + self.slope * days_ahead) / self.top if self.top > 0 else 1.0
+
+
+def daily_peaks(series: TimeSeries) -> FloatArray:
+    """Per whole day ending at the series' end: the max of its hourly means (NaN: under 12 hours seen)."""
+    _, y = hourly(series)
+    days = y.size // 24
+    if days == 0:
+        return np.empty(0)
+    by_day = y[y.size - days * 24 :].reshape(days, 24)
+    seen = np.isfinite(by_day).sum(axis=1)
+    peaks = np.full(days, np.nan)
+    ok = seen >= 12
+    peaks[ok] = np.nanmax(by_day[ok], axis=1)
+    return peaks
+
+
+def peak_trend(series: TimeSeries) -> PeakTrend | None:
+    """Least-squares line through the daily peaks, with its t statistic; None under FEED_MIN_DAYS days."""
+    peaks = daily_peaks(series)
+    x = np.flatnonzero(np.isfinite(peaks)).astype(np.float64)
+    if x.size < FEED_MIN_DAYS:
+        return None
+    y = peaks[x.astype(np.int64)]
+    with np.errstate(over="ignore", invalid="ignore"):  # absurd values: a non-finite fit is no trend
+        slope, intercept = (float(v) for v in np.polyfit(x, y, 1))
+        residual = y - (slope * x + intercept)
+        spread = float(np.sum((x - x.mean()) ** 2))
+        sse = float(np.sum(residual**2))
+    if not all(math.isfinite(v) for v in (slope, intercept, sse)):
+        return None
+    se = math.sqrt(sse / (x.size - 2) / spread) if spread > 0 else math.inf
+    t = slope / se if se > 0 else (math.inf if slope > 0 else 0.0)
+    last = slope * float(peaks.size - 1) + intercept
+    return PeakTrend(int(x.size), slope, t, last, float(np.max(y)))
+
+
+@dataclass(frozen=True)
+class Feed:
+    """How much a certain rising trend raises a request, and the words for the reason."""
+
+    factor: float
+    text: str
+
+
+def trend_feed(series: TimeSeries, days_ahead: float, unit: Callable[[float], str]) -> Feed | None:
+    """The factor that lifts the history's top daily peak to the trend's projection `days_ahead` after the
+    last day, when the trend is certain (t >= FEED_MIN_T) and rising by at least FEED_MIN_RISE; else None.
+    Never below 1: a falling forecast alone never lowers a request."""
+    if days_ahead <= 0:
+        return None
+    trend = peak_trend(series)
+    if trend is None or trend.slope <= 0 or trend.t < FEED_MIN_T:
+        return None
+    factor = trend.rise(days_ahead)
+    if factor < 1.0 + FEED_MIN_RISE:
+        return None
+    return Feed(
+        factor,
+        f"x{factor:.2f} for the trend: daily peaks rise {unit(trend.slope)} a day "
+        f"(t {min(trend.t, 999):.0f} over {trend.days} days), {days_ahead:g} "
+        f"{'day' if days_ahead == 1 else 'days'} ahead",
+    )
+
+
+def demand_feeds(demand: WorkloadDemand, days_ahead: float) -> dict[Resource, Feed]:
+    """The certain rising trends of a workload's total CPU and memory demand (trend_feed), by resource."""
+    out: dict[Resource, Feed] = {}
+    for resource, series in (("cpu", demand.cpu_cores), ("memory", demand.memory_bytes)):
+        name: Resource = "cpu" if resource == "cpu" else "memory"
+        feed = trend_feed(series, days_ahead, partial(fmt, name))
+        if feed is not None:
+            out[name] = feed
+    return out
+
+
+def fed(estimate: Estimate, feed: Feed | None) -> Estimate:
+    """`estimate` raised by the feed's factor (the step names the trend); unchanged without one."""
+    if feed is None or feed.factor <= 1.0:
+        return estimate
+    return Estimate(estimate.value * feed.factor, (*estimate.steps, feed.text))

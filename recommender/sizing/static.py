@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
@@ -13,6 +13,7 @@ from podsizer.bounds import clip, policy_for
 from podsizer.plausibility import Ceilings, round_down
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
+from recommender.sizing.burst import BurstAware, BurstRule, Bursts, burst_limit, burst_limit_note, detect
 from recommender.sizing.estimators import (
     ConfidenceEstimator,
     Estimate,
@@ -27,6 +28,7 @@ from recommender.sizing.estimators import (
     join_steps,
     round_resource,
 )
+from recommender.sizing.forecast import Feed, fed
 from recommender.sizing.policy import SizingPolicy
 
 
@@ -74,10 +76,26 @@ def _judged(
     return judge(usage, policy)
 
 
-def cpu_estimator(policy: SizingPolicy) -> Estimator:
-    """P99 -> + margin -> widened for thin history -> floor cpu_min_cores."""
-    base = MarginEstimator(PercentileEstimator("cpu", policy.cpu_percentile), policy.cpu_margin)
-    return MinMaxEstimator(confident(base, policy), "cpu", minimum=policy.cpu_min_cores)
+def cpu_estimator(
+    policy: SizingPolicy, judge: Callable[[ContainerUsage, SizingPolicy], float] = conf.confidence
+) -> Estimator:
+    """P99 -> + margin -> widened for thin history (`judge`) -> floor cpu_min_cores; with cpu_burst_path,
+    a bursty container's request is the same chain at its sustained point (burst.py)."""
+    at = partial(_cpu_chain, policy=policy, judge=judge)
+    regular = at(policy.cpu_percentile)
+    return BurstAware(regular, at, BurstRule.of(policy)) if policy.cpu_burst_path else regular
+
+
+def _cpu_chain(
+    percentile: float, policy: SizingPolicy, judge: Callable[[ContainerUsage, SizingPolicy], float]
+) -> Estimator:
+    base = MarginEstimator(PercentileEstimator("cpu", percentile), policy.cpu_margin)
+    return MinMaxEstimator(confident(base, policy, judge), "cpu", minimum=policy.cpu_min_cores)
+
+
+def bursts_of(usage: ContainerUsage, policy: SizingPolicy) -> Bursts | None:
+    """The container's CPU bursts when the burst path is on and it is bursty (burst.py), else None."""
+    return detect(usage.cpu_cores, BurstRule.of(policy)) if policy.cpu_burst_path else None
 
 
 def memory_estimator(policy: SizingPolicy) -> Estimator:
@@ -95,9 +113,12 @@ def finish(
     prefix: str = "",
     ceilings: Ceilings | None = None,
     trust: conf.Trust | None = None,
+    bursts: Bursts | None = None,
 ) -> ContainerSizing:
     """Apply bounds, rounding, the ceilings (hard: they win over bounds) and limits to per-resource
-    estimates and write the reason; `trust`: the confidence (default: days and samples)."""
+    estimates and write the reason; `trust`: the confidence (default: days and samples); `bursts`: the
+    CPU was sized at its sustained level, so a CPU limit written covers the bursts (and the reason says
+    where they run)."""
     top = ceilings or policy.ceilings()
     user = policy_for(usage.container, bounds)
     requests: dict[str, float] = {}
@@ -121,12 +142,16 @@ def finish(
         limit = round_resource("memory", requests["memory"] * policy.memory_limit_factor)
         limits["memory"] = _capped("memory", limit, top)[0]
     if "cpu" in requests and policy.cpu_limit_factor is not None:
-        limit = round_resource("cpu", requests["cpu"] * policy.cpu_limit_factor)
-        limits["cpu"] = _capped("cpu", limit, top)[0]
+        limit = requests["cpu"] * policy.cpu_limit_factor
+        limit = max(limit, burst_limit(bursts, policy)) if bursts is not None else limit
+        limits["cpu"] = _capped("cpu", round_resource("cpu", limit), top)[0]
+    if bursts is not None and "cpu" in requests:
+        parts.insert(list(requests).index("cpu") + 1, burst_limit_note(bursts, policy, limits.get("cpu")))
     judged = trust or conf.history_trust(usage, policy)
     value = judged.value
     low = conf.is_low(value, policy)
-    reason = "; ".join([p for p in [prefix] if p] + parts + notes)
+    history = [usage.recency_note] if usage.recency_note else []  # e.g. a replaced template left out
+    reason = "; ".join([p for p in [prefix] if p] + parts + history + notes)
     if low:
         reason += f"; low {judged.text}: not applied"
     return ContainerSizing(usage.container, requests, limits, reason, value, low, tuple(notes))
@@ -146,13 +171,16 @@ def size_static(
     policy: SizingPolicy,
     bounds: Sequence[ContainerPolicy] = (),
     ceilings: Ceilings | None = None,
+    feeds: Mapping[Resource, Feed] | None = None,
 ) -> ContainerSizing:
     """CPU request from P99 + margin; memory request from P99 + margin, never below the peak, bumped
-    after an OOM kill; memory limit = request x memory_limit_factor; no CPU limit unless
-    cpu_limit_factor is set; floors; then the user's bounds, which win over everything.
+    after an OOM kill; either raised by `feeds` (a certain rising trend of the workload, forecast.py);
+    memory limit = request x memory_limit_factor; no CPU limit unless cpu_limit_factor is set; floors;
+    then the user's bounds, which win over everything.
     """
+    feeds = feeds or {}
     estimates: dict[Resource, Estimate] = {
-        "cpu": cpu_estimator(policy).explain(usage),
-        "memory": memory_estimator(policy).explain(usage),
+        "cpu": fed(cpu_estimator(policy).explain(usage), feeds.get("cpu")),
+        "memory": fed(memory_estimator(policy).explain(usage), feeds.get("memory")),
     }
-    return finish(usage, estimates, policy, bounds, ceilings=ceilings)
+    return finish(usage, estimates, policy, bounds, ceilings=ceilings, bursts=bursts_of(usage, policy))

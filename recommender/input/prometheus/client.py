@@ -35,6 +35,22 @@ def _unix(t: datetime | float) -> float:
     return t.timestamp() if isinstance(t, datetime) else float(t)
 
 
+def point_pieces(start: float, end: float, step: float) -> list[tuple[float, float]]:
+    """[start, end] on the step grid from start, cut into consecutive ranges of at most
+    MAX_POINTS_PER_SERIES points (one range when it fits)."""
+    if step <= 0:
+        raise ValueError(f"step must be positive, got {step}")
+    span = (MAX_POINTS_PER_SERIES - 1) * step
+    out: list[tuple[float, float]] = []
+    lo = start
+    while True:
+        hi = min(end, lo + span)
+        out.append((lo, hi))
+        if hi >= end:
+            return out
+        lo = hi + step
+
+
 def step_for(start: datetime | float, end: datetime | float, min_step: float) -> float:
     """The smallest step >= min_step (whole seconds) that keeps every series under Prometheus' point limit."""
     if min_step <= 0:
@@ -296,11 +312,13 @@ class PromClient:
     def query_range_split(
         self, promql: str, start: float, end: float, step: float, max_parts: int = MAX_SPLIT_PARTS
     ) -> RangeResult:
-        """query_range; an answer over max_response_bytes is asked again over halves of the time range (on
-        the step grid), down to max_parts pieces, and the pieces joined per series: the same result as one
-        answer, with at most max_response_bytes read at a time. AnswerTooLarge when a piece is still over."""
+        """query_range over consecutive pieces of at most MAX_POINTS_PER_SERIES points each (a fine step
+        over a long window: 7 days at 60 s is 10,081 points, 30 days 43,201); an answer over
+        max_response_bytes is asked again over halves of its time range (on the step grid), down to
+        max_parts pieces; the pieces joined per series: the same result as one answer, with at most
+        max_response_bytes read at a time. AnswerTooLarge when a piece is still over."""
         pieces: list[RangeResult] = []
-        todo = [(start, end, 1)]
+        todo = [(lo, hi, 1) for lo, hi in reversed(point_pieces(start, end, step))]  # earliest popped first
         parts = 1
         while todo:
             lo, hi, share = todo.pop()

@@ -73,8 +73,8 @@ class Window:
     """The look-back of every instant query (evaluated at the window's end) and the range-query resolution."""
 
     seconds: int
-    resolution_s: int = 300
-    rate_s: int = 300
+    resolution_s: int = 60
+    rate_s: int = 120
 
     @property
     def range(self) -> str:

@@ -14,8 +14,26 @@ from recommender.model.timegrid import point_index
 ContainerKey = tuple[str, str, str]
 
 
-def _key(labels: Mapping[str, str]) -> ContainerKey:
+SLOW_SCRAPE_POINTS = 3  # a container seen this often has lived long enough for a rate at any sane scrape
+
+
+def series_key(labels: Mapping[str, str]) -> ContainerKey:
+    """(namespace, pod, container) of a series."""
     return (labels.get("namespace", ""), labels.get("pod", ""), labels.get("container", ""))
+
+
+_key = series_key
+
+
+def sparse_cpu(cpu: RangeResult, memory: RangeResult) -> set[ContainerKey]:
+    """Containers with SLOW_SCRAPE_POINTS or more working-set points and no CPU rate point at all: their
+    samples are further apart than the rate window (a slow scrape), not a container that lived too short."""
+    rated = {series_key(labels) for labels, _, vs in cpu if np.isfinite(vs).any()}
+    seen: dict[ContainerKey, int] = {}
+    for labels, _, vs in memory:
+        key = series_key(labels)
+        seen[key] = seen.get(key, 0) + int(np.isfinite(vs).sum())
+    return {key for key, n in seen.items() if n >= SLOW_SCRAPE_POINTS and key not in rated}
 
 
 def _fill(

@@ -16,14 +16,20 @@ from podsizer.settings import env_name
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import AnswerTooLarge, PromClient, step_for
-from recommender.input.prometheus.series import container_samples
-from recommender.model import Autoscaler, NodeInfo, Progress, UsageSnapshot
+from recommender.input.prometheus.client import AnswerTooLarge, PromClient, RangeResult, step_for
+from recommender.input.prometheus.series import container_samples, series_key, sparse_cpu
+from recommender.model import NO_SERIES, Autoscaler, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
+from recommender.model.recency import Recency
 from recommender.model.timegrid import aligned, point_count
 
 log = logging.getLogger("podsizer")
+
+DEFAULT_QUERY_STEP_S = 60  # PODSIZER_QUERY_STEP: cAdvisor is scraped every 15-60 s
+DEFAULT_CPU_RATE_WINDOW_S = 120  # PODSIZER_CPU_RATE_WINDOW: at least two samples of a 60 s scrape
+SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 
 
 @dataclass
@@ -57,13 +63,16 @@ class PrometheusSource:
     """Reads cAdvisor, kube-state-metrics and dcgm-exporter series; O(namespaces) queries per collect().
 
     `dataset()` gives the same raw model as the demo, file and DCGM sources (a RawDataset) and
-    `collect()` is the one aggregation over it (recommender.model.aggregate). Per namespace, one range
-    query each for CPU and working set, stepped at the multiples of resolution_s, has Prometheus evaluate
-    every series once; the answer is kept as one pre-reduced series per container: the CPU rate over
-    rate_s and the peak working set (max_over_time[resolution_s]) of each step, with the raw working-set
-    sample count (count_over_time, server side). Quantiles over these points are those of the rates and
-    the 5-minute peaks (at or above those of raw samples: conservative for sizing); first/last seen are
-    accurate to one step. One instant query gives requests, limits and the counts, one series lookup the
+    `collect()` is the one aggregation over it (recommender.model.aggregate, weighted by `recency`). Per
+    namespace, one range query each for CPU and working set, stepped at the multiples of resolution_s
+    (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut into pieces of at most
+    MAX_POINTS_PER_SERIES points (client.query_range_split), has Prometheus evaluate every series once;
+    the answer is kept as one pre-reduced series per container: the CPU rate over rate_s
+    (PODSIZER_CPU_RATE_WINDOW, default 2 m: two samples of a 60 s scrape) and the peak working set
+    (max_over_time[resolution_s]) of each step, with the raw working-set sample count (count_over_time,
+    server side). Quantiles over these points are those of the rates and the per-step peaks (at or above
+    those of raw samples: conservative for sizing); first/last seen are accurate to one step. One instant
+    query gives requests, limits and the counts, one series lookup the
     owner chain, labels, annotations, init containers and OOM kills. GPUs: one cluster-wide range query
     per dcgm-exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
     concurrency namespaces are queried at once (3: on 2 cores this overlaps our parsing with Prometheus'
@@ -83,15 +92,21 @@ class PrometheusSource:
         namespace_filter: Callable[[str], bool] | None = None,
         name: str = "prometheus",
         concurrency: int = 3,
-        resolution_s: int = 300,
-        rate_s: int = 300,
+        resolution_s: int = DEFAULT_QUERY_STEP_S,
+        rate_s: int = DEFAULT_CPU_RATE_WINDOW_S,
         demand_step_s: int = 3600,
         activity_step_s: int = 300,
         cluster_label: str = "",
         cluster: str = "",
+        recency: Recency = DEFAULT_RECENCY,
     ) -> None:
         if min(resolution_s, rate_s, demand_step_s, activity_step_s) <= 0:
             raise ValueError("resolution_s, rate_s, demand_step_s and activity_step_s must be positive")
+        if rate_s < resolution_s:
+            raise ValueError(
+                f"rate_s ({rate_s}) must be at least resolution_s ({resolution_s}): "
+                "a shorter rate window skips the samples between steps"
+            )
         if demand_step_s < resolution_s:
             raise ValueError(
                 f"demand_step_s ({demand_step_s}) must be at least resolution_s ({resolution_s}): "
@@ -109,6 +124,7 @@ class PrometheusSource:
         self.cluster_label = cluster_label
         self.cluster = cluster
         self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
+        self.recency = recency
 
     def for_cluster(self, cluster: str) -> PrometheusSource:
         """The same source (same client) reading only `cluster`'s series."""
@@ -131,7 +147,7 @@ class PrometheusSource:
 
     def _fetch_namespace(self, ns: str, w: q.Window, start: datetime, end: datetime) -> _Namespace:
         c = self.client
-        res = step_for(start, end, self.resolution_s)
+        res = float(self.resolution_s)  # never coarsened: long windows are queried in pieces
         lo, hi = aligned(start.timestamp(), end.timestamp(), res)
         ident = ksm.identity(
             c.series(q.identity_series(ns, self.scope), start, end),
@@ -140,9 +156,30 @@ class PrometheusSource:
         # reduced right away: a namespace's answers are gone before the next namespace is read
         cpu = c.query_range_split(q.cpu_rate(ns, w, self.scope), lo, hi, res)
         mem = c.query_range_split(q.memory_peak(ns, w, self.scope), lo, hi, res)
+        cpu += self._slow_scrape_cpu(ns, w, cpu, mem, (lo, hi, res))
         containers = container_samples(cpu, mem, ident.samples, lo, res, point_count(lo, hi, res))
         del cpu, mem
         return _Namespace(ident.pods, ident.owners, containers, _ooms(containers, ident.oom_killed))
+
+    def _slow_scrape_cpu(
+        self, ns: str, w: q.Window, cpu: RangeResult, mem: RangeResult, grid: tuple[float, float, float]
+    ) -> RangeResult:
+        """The CPU rate over SLOW_SCRAPE_WINDOW_S of the containers whose working set has
+        SLOW_SCRAPE_POINTS points or more but whose rate over rate_s has none (scraped less often than
+        the window holds two samples), with a warning naming the setting; nothing when there are none."""
+        missing = sparse_cpu(cpu, mem)
+        if not missing or self.rate_s >= SLOW_SCRAPE_WINDOW_S:
+            return []
+        wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
+        lo, hi, res = grid
+        found = self.client.query_range_split(q.cpu_rate(ns, wide, self.scope), lo, hi, res)
+        log.warning(
+            "namespace %s: %d containers have no CPU rate over %ss (cAdvisor scraped less often than every "
+            "%ss?); their CPU is the rate over %ss: set %s to at least twice the scrape interval",
+            ns, len(missing), self.rate_s, self.rate_s // 2, SLOW_SCRAPE_WINDOW_S,
+            env_name("cpu_rate_window"),
+        )  # fmt: skip
+        return [s for s in found if series_key(s[0]) in missing]
 
     def _fetch_cluster(self, w: q.Window, start: datetime, end: datetime, namespaces: set[str]) -> _Cluster:
         c = self.client
@@ -196,11 +233,7 @@ class PrometheusSource:
         cluster = self._fetch_cluster(w, start, end, set(namespaces))
         report(total, total, "GPUs, autoscalers, nodes")
         parts = [data[ns] for ns in sorted(data)]
-        empty = [
-            Skipped(f"namespace/{ns}", "no container CPU or memory series in the window")
-            for ns in sorted(data)
-            if not data[ns].containers
-        ]
+        empty = [Skipped(f"namespace/{ns}", NO_SERIES) for ns in sorted(data) if not data[ns].containers]
         return RawDataset(
             start=start,
             end=end,
@@ -222,6 +255,7 @@ class PrometheusSource:
             source=self.name,
             demand_step=step_for(raw.start, raw.end, self.demand_step_s),
             activity_step=step_for(raw.start, raw.end, self.activity_step_s),
+            recency=self.recency,
         )
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:

@@ -60,8 +60,13 @@ def test_a_full_run_scores_every_tool_on_every_container(
     assert run.main(["--json", str(out)]) == 0
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
-    tools = {"podsizer", "podsizer (pod plan)", *run.PEERS, run.HINDSIGHT}
+    ours = {f"podsizer {p}" for p in ("conservative", "balanced", "aggressive")}
+    tools = {*ours, *(f"{t} (pod plan)" for t in ours), *run.PEERS, run.HINDSIGHT}
     assert set(result["totals"]) == tools
     assert {len(v) for v in result["scores"].values()} == {26}
     assert "## Pareto table" in printed and "## Per pattern" in printed and "## Goals" in printed
     assert all(t in printed for t in tools)
+    # the three goals are each printed with a verdict, and every container's reason is kept
+    assert [g["text"].split(" ")[0] for g in result["goals"]] == ["balanced", "conservative", "every"]
+    assert "Patterns that lose to a peer" in printed
+    assert {len(v) for k, v in result["reasons"].items() if k in ours} == {26}

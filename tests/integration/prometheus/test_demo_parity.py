@@ -53,7 +53,9 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Both]:
     root = tmp_path_factory.mktemp("demo-prom")
     backfill(write_dataset(raw, root / "om", workers=2), root / "data", workers=2, promtool=PROMTOOL)
     with running_prometheus(root / "data", retention_days=9) as server, PromClient(server.url) as client:
-        source = PrometheusSource(client)
+        # the query step and rate window of the demo's 300 s sampling (the defaults, 60 s and 2 m, suit a
+        # 15-60 s scrape: a 2 m window over 300 s samples holds one sample, no rate)
+        source = PrometheusSource(client, resolution_s=300, rate_s=300)
         served_raw = source.dataset(end - timedelta(days=7), end)
     yield Both(raw, served_raw, aggregate(raw, source="demo"), aggregate(served_raw, source="prometheus"))
 

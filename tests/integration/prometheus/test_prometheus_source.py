@@ -12,7 +12,9 @@ import pytest
 
 from podsizer.api import WorkloadRef
 from recommender.input.prometheus import PromClient, PrometheusSource
+from recommender.input.prometheus.source import DEFAULT_QUERY_STEP_S as STEP
 from recommender.model import ContainerUsage, FloatArray, GpuUsage, SourceError, UsageSnapshot
+from recommender.model.recency import OFF
 
 from .conftest import Served
 from .history import GI, MI, NOTEBOOK_UUID
@@ -80,25 +82,28 @@ def peaks(ts: FloatArray, values: FloatArray, start: float, end: float, step: fl
     return np.array([w.max() for w in out if w.size])
 
 
-def test_memory_quantiles_are_those_of_the_generated_5_minute_peaks(full: Collected, served: Served) -> None:
+def test_memory_quantiles_are_those_of_the_per_step_peaks(served: Served) -> None:
     h = served.history
     lo, hi = h.start.timestamp(), h.end.timestamp()
-    db = container(full.snapshot, "shop", "StatefulSet", "db", "postgres")
+    with PromClient(served.server.url) as client:  # unweighted: the recency rule has its own tests
+        snap = PrometheusSource(client, namespaces=["shop"], recency=OFF).collect(h.start, h.end)
+    db = container(snap, "shop", "StatefulSet", "db", "postgres")
     s = h.samples("shop", "db-0", "postgres")
     mem = np.rint(s.memory_bytes)  # samples are written as whole bytes
     assert db.memory_bytes.max == pytest.approx(2.5 * GI, rel=1e-9)
-    # Prometheus' max_over_time per 5-minute step, then numpy's default (linear) quantile of those peaks.
-    db_peaks = peaks(s.timestamps, mem, lo, hi, 300)
+    # Prometheus' max_over_time per step (PODSIZER_QUERY_STEP, 60 s), then numpy's default (linear)
+    # quantile of those peaks.
+    db_peaks = peaks(s.timestamps, mem, lo, hi, STEP)
     assert db.memory_bytes.p99 == pytest.approx(np.quantile(db_peaks, 0.99), rel=1e-6)
     assert db.memory_bytes.p50 == pytest.approx(np.quantile(db_peaks, 0.5), rel=1e-6)
     assert db.memory_bytes.mean == pytest.approx(db_peaks.mean(), rel=1e-6)
     # peaks are conservative: never below the quantiles of the raw samples
     assert db.memory_bytes.p50 >= np.quantile(mem, 0.5)
-    web = container(full.snapshot, "shop", "Deployment", "web", "app")
+    web = container(snap, "shop", "Deployment", "web", "app")
     # the quantiles of a workload's container pool the peaks of all its pods (as for every source)
     pooled = np.concatenate(
         [
-            peaks(c.timestamps, np.rint(c.memory_bytes), lo, hi, 300)
+            peaks(c.timestamps, np.rint(c.memory_bytes), lo, hi, STEP)
             for c in h.containers
             if c.pod.startswith("web-")
         ]
@@ -121,8 +126,9 @@ def test_samples_every_5_minutes_still_give_a_cpu_rate_from_a_window_off_the_5_m
     slow = container(snap, "sparse", "Deployment", "slow", "app")
     ts = h.samples("sparse", "slow-4b7d-ccccc", "app").timestamps
     expected = int(((ts >= start.timestamp()) & (ts <= h.end.timestamp())).sum())
-    assert slow.cpu_cores.p50 == pytest.approx(0.3, rel=1e-6)
-    assert slow.cpu_cores.mean == pytest.approx(0.3, rel=1e-6)
+    # samples 5 minutes apart: no rate over the 2-minute window, so the slow-scrape rate (10 minutes)
+    assert slow.cpu_cores.p50 == pytest.approx(0.3, rel=1e-4)
+    assert slow.cpu_cores.mean == pytest.approx(0.3, rel=1e-4)
     assert slow.memory_bytes.max == 100.0 * MI
     assert slow.samples == expected
 
@@ -247,7 +253,8 @@ def test_query_count_grows_with_namespaces_not_containers(full: Collected, serve
     listed = _collect(served, namespaces)
     one = _collect(served, ["shop"])
     assert full.requests == listed.requests + 1  # discovery is one label-values lookup
-    per_namespace, rest = divmod(listed.requests - one.requests, len(namespaces) - 1)
+    slow = 1  # sparse is scraped every 5 minutes: one more CPU query, the slow-scrape rate
+    per_namespace, rest = divmod(listed.requests - one.requests - slow, len(namespaces) - 1)
     assert rest == 0 and 1 <= per_namespace <= 6
     assert one.requests - per_namespace <= 10  # cluster-wide: GPUs, autoscalers, nodes
     # batch has 20 workloads, shop 2 with 3 pods: the same number of queries

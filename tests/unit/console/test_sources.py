@@ -95,6 +95,13 @@ def test_an_unreachable_prometheus_fails_at_start_instead_of_serving_the_demo(
     )
 
 
+def test_the_profile_shapes_the_run_the_console_computes(tmp_path: Path) -> None:
+    default = build_inputs(_settings({}, tmp_path)).sizing
+    balanced = build_inputs(_settings({"PODSIZER_PROFILE": "balanced"}, tmp_path)).sizing
+    assert (default.cpu_percentile, default.cpu_burst_path) == (0.99, False)
+    assert (balanced.cpu_percentile, balanced.cpu_burst_path) == (0.98, True)
+
+
 def test_url_host_never_shows_credentials() -> None:
     assert url_host("http://user:pw@thanos:10902/") == "thanos:10902"
 

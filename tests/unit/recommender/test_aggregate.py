@@ -14,6 +14,7 @@ from podsizer.owners import Skipped
 from recommender.model import Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from recommender.model.recency import OFF
 
 START = datetime(2026, 11, 25, tzinfo=UTC)
 T0 = START.timestamp()
@@ -211,7 +212,7 @@ def _web(
         tuple(ContainerSamples("shop", p, "web", TS[: cpu.size], cpu, mem) for p, cpu, mem in pods),
         ooms=ooms,
     )
-    return aggregate(raw, source="test")
+    return aggregate(raw, source="test", recency=OFF)  # unweighted: test_recency.py weighs
 
 
 def test_quantiles_over_all_finite_samples_of_all_pods() -> None:

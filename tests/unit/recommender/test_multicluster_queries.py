@@ -130,7 +130,7 @@ def test_for_cluster_scopes_a_copy_and_keeps_the_client() -> None:
 def test_unscoped_queries_are_the_single_cluster_texts() -> None:
     w = q.Window(3600)
     selector = 'container_cpu_usage_seconds_total{container!="",container!="POD",namespace="ns"}'
-    assert q.cpu_rate("ns", w) == f"rate({selector}[300s])"
+    assert q.cpu_rate("ns", w) == f"rate({selector}[120s])"
     assert "{}" not in q.nodes(w) + q.autoscalers(w) + q.gpu_series(300)
     assert "kube_node_labels[3600s]" in q.nodes(w)
     assert q.identity_series("ns")[0] == 'kube_pod_owner{namespace="ns"}'

@@ -12,6 +12,7 @@ import pytest
 from podsizer.api import WorkloadRef
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
+from recommender.input.prometheus.source import SLOW_SCRAPE_WINDOW_S
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)
@@ -110,4 +111,55 @@ def test_demand_step_finer_than_the_resolution_is_rejected() -> None:
         PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c,
         pytest.raises(ValueError, match=match),
     ):
-        PrometheusSource(c, demand_step_s=60)
+        PrometheusSource(c, resolution_s=300, rate_s=300, demand_step_s=60)
+
+
+def test_a_rate_window_shorter_than_the_step_is_rejected() -> None:
+    with (
+        PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c,
+        pytest.raises(ValueError, match=r"rate_s \(60\) must be at least resolution_s \(300\)"),
+    ):
+        PrometheusSource(c, resolution_s=300, rate_s=60)
+
+
+def test_range_queries_step_at_the_query_step_and_rate_over_the_window() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def recording(req: httpx.Request) -> httpx.Response:
+        if req.url.path.endswith("query_range"):
+            form = parse_qs(req.content.decode())
+            seen.append((form["query"][0], form["step"][0]))
+        return fake_prometheus(req)
+
+    with PromClient("http://prom", transport=httpx.MockTransport(recording)) as c:
+        PrometheusSource(c, namespaces=["shop"], resolution_s=60, rate_s=180).collect(START, END)
+    cpu = [(query, step) for query, step in seen if query.startswith("rate(")]
+    mem = [query for query, _ in seen if query.startswith("max_over_time(")]
+    assert cpu and {float(step) for _, step in cpu} == {60.0}
+    assert cpu[0][0].endswith("[180s])")
+    assert mem and all(query.endswith("[60s])") for query in mem)
+
+
+def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """web-2/app has working-set points but no CPU rate over the set window (as when cAdvisor is scraped
+    every 5 minutes and the window is 2): its CPU comes from the rate over SLOW_SCRAPE_WINDOW_S."""
+    windows: list[str] = []
+
+    def slow(req: httpx.Request) -> httpx.Response:
+        if req.url.path.endswith("query_range"):
+            query = parse_qs(req.content.decode())["query"][0]
+            if query.startswith("rate("):
+                windows.append(query.rsplit("[", 1)[1])
+                if query.endswith(f"[{SLOW_SCRAPE_WINDOW_S}s])"):
+                    data = {"resultType": "matrix", "result": [series("web-2", "app", "0.7")]}
+                    return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+        return fake_prometheus(req)
+
+    with PromClient("http://prom", transport=httpx.MockTransport(slow)) as c, caplog.at_level("WARNING"):
+        snap = PrometheusSource(c, namespaces=["ns"]).collect(START, END)
+    assert windows == ["120s])", f"{SLOW_SCRAPE_WINDOW_S}s])"]
+    (web,) = [u for u in snap.containers if u.container == "app"]
+    assert web.cpu_cores.max == pytest.approx(0.7)  # web-2's rate over the wide window counts
+    assert "PODSIZER_CPU_RATE_WINDOW" in caplog.text and "namespace ns: 2 containers" in caplog.text

@@ -24,7 +24,7 @@ from recommender.commands import add_recommend_arguments, add_run_arguments, one
 from recommender.explain import add_explain_arguments, run_explain
 from recommender.input.demo import DemoSource, build_demo_dataset
 from recommender.input.file import dump_dataset
-from recommender.model import MetricsSource, UsageSnapshot
+from recommender.model import NO_SERIES, MetricsSource, UsageSnapshot
 from recommender.runner import Bounds, RunOutput
 from recommender.scope import apply_scope
 from recommender.sizing.cost import PriceTable
@@ -116,10 +116,11 @@ def test_a_namespace_the_source_skipped_for_an_error_is_not_reported_as_unmatche
         skipped=(*snap.skipped, Skipped("namespace/shop", "answer too large")),
     )
     assert apply_scope(failed, Scope(namespaces=("shop",))).unmatched_scope == ()
+    unmatched = ("namespace 'shop' matched no workload",)
     unseen = dataclasses.replace(failed, skipped=snap.skipped)
-    assert apply_scope(unseen, Scope(namespaces=("shop",))).unmatched_scope == (
-        "namespace 'shop' matched no workload",
-    )
+    assert apply_scope(unseen, Scope(namespaces=("shop",))).unmatched_scope == unmatched
+    empty = dataclasses.replace(failed, skipped=(*snap.skipped, Skipped("namespace/shop", NO_SERIES)))
+    assert apply_scope(empty, Scope(namespaces=("shop",))).unmatched_scope == unmatched
 
 
 def test_apply_scope_with_the_default_scope_is_the_same_snapshot() -> None:
