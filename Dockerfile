@@ -12,6 +12,7 @@ COPY --chown=1001:0 podsizer ./podsizer
 COPY --chown=1001:0 recommender ./recommender
 COPY --chown=1001:0 console ./console
 COPY --chown=1001:0 webhook ./webhook
+COPY --chown=1001:0 updater ./updater
 COPY --chown=1001:0 certs ./certs
 RUN pip install --no-cache-dir --upgrade "pip>=24" "wheel>=0.43" \
     && pip wheel --no-cache-dir --wheel-dir /tmp/wheels .

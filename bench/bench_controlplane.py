@@ -40,7 +40,8 @@ def main(argv: list[str]) -> int:
         stops.append(time.perf_counter() - t1)
     print(f"control plane {binaries.version}, etcd {binaries.etcd}, {runs} runs")
     print(
-        "start to ready (etcd, apiserver /readyz, controller-manager, default SA): "
+        "start to ready (etcd, apiserver /readyz, controller-manager, scheduler, kwok, default SA, "
+        f"{len(plane.node_names)} kwok nodes Ready): "
         f"median {statistics.median(starts):.1f} s, max {max(starts):.1f} s"
     )
     print(f"stop: median {statistics.median(stops):.1f} s")

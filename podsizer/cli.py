@@ -55,6 +55,7 @@ COMMANDS: tuple[Command, ...] = (
         "run_loop",
     ),
     Command("webhook", "the mutating admission webhook server", "webhook.cli"),
+    Command("updater", "running pods to their recommendation: resize in place or evict", "updater.cli"),
     Command("console", "the read-only web console", "console.cli"),
     Command("certs", "CA and serving certificates for the webhook", "certs.cli"),
     Command("demo", "the demo: recommender and webhook on built-in data", "recommender.demo"),

@@ -1,4 +1,5 @@
-"""Modes, exclusion and the GPU opt-in: one precedence (pod > workload > namespace > configuration)."""
+"""Modes, update modes, exclusion and the GPU opt-in: one precedence (pod > workload > namespace >
+configuration)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,13 @@ log = logging.getLogger("podsizer.modes")
 MODE_KEY = "podsizer.io/mode"
 EXCLUDE_KEY = "podsizer.io/exclude"
 GPU_KEY = "podsizer.io/gpu"
+UPDATE_MODE_KEY = "podsizer.io/update-mode"
+ALLOW_SINGLE_REPLICA_KEY = "podsizer.io/allow-single-replica"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 GPU_CHOICES = ("keep", "resize")
 Scope = Literal["pod", "workload", "namespace"]
+UpdateMode = Literal["off", "initial", "recreate", "in-place-or-recreate"]
+UPDATE_MODES: tuple[UpdateMode, ...] = ("off", "initial", "recreate", "in-place-or-recreate")
 T = TypeVar("T")
 
 
@@ -195,3 +200,76 @@ def resolve(
         bad_mode + bad_gpu + bad_large,
         large is True,
     )
+
+
+def parse_update_mode(value: str | None, where: str = "") -> UpdateMode | None:
+    """off, initial, recreate or in-place-or-recreate in any case; invalid: logged, None (next level)."""
+    if value is None:
+        return None
+    v = value.strip().lower()
+    for mode in UPDATE_MODES:
+        if v == mode:
+            return mode
+    log.warning(
+        "ignoring %s=%r on %s: expected one of %s", UPDATE_MODE_KEY, value, where, ", ".join(UPDATE_MODES)
+    )
+    return None
+
+
+@dataclass(frozen=True)
+class UpdatePermission:
+    """What the updater may do to a running pod: the update mode in force (after the admission mode), where
+    it came from, and whether a single-replica workload may be evicted."""
+
+    mode: UpdateMode
+    source: str = "default"
+    allow_single_replica: bool = False
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def in_place(self) -> bool:
+        return self.mode == "in-place-or-recreate"
+
+    @property
+    def recreate(self) -> bool:
+        return self.mode in ("recreate", "in-place-or-recreate")
+
+
+def _parse_true(value: str | None, where: str = "") -> bool | None:
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if v in ("true", "false"):
+        return v == "true"
+    log.warning("ignoring %s=%r on %s: expected true or false", ALLOW_SINGLE_REPLICA_KEY, value, where)
+    return None
+
+
+def resolve_update(
+    default: UpdateMode,
+    resolved: Resolved,
+    pod: Metadata | None,
+    workload: Metadata | None = None,
+    namespace: Metadata | None = None,
+) -> UpdatePermission:
+    """The update mode by the same precedence as the mode (pod > workload > namespace > `default`).
+
+    The updater acts only where admission applies (`resolved.mode` auto, not excluded): a pod it evicts
+    is re-created through the webhook, so in dry-run or off a recreation would change nothing and the
+    updater would evict forever. Anywhere else the mode in force is `initial` (admission only) or `off`.
+    """
+    levels = _levels(UPDATE_MODE_KEY, pod, workload, namespace)
+    got: tuple[UpdateMode | None, str, tuple[str, ...]] = _first(UPDATE_MODE_KEY, parse_update_mode, levels)
+    found, source, bad = got
+    mode: UpdateMode = default if found is None else found
+    single, _, bad_single = _first(
+        ALLOW_SINGLE_REPLICA_KEY, _parse_true, _levels(ALLOW_SINGLE_REPLICA_KEY, pod, workload, namespace)
+    )
+    if mode in ("recreate", "in-place-or-recreate") and (resolved.excluded_by or resolved.mode != "auto"):
+        why = (
+            f"excluded ({resolved.excluded_by})"
+            if resolved.excluded_by
+            else f"podsizer.io/mode {resolved.mode}"
+        )
+        return UpdatePermission("initial", f"{source}; {why}", single is True, bad + bad_single)
+    return UpdatePermission(mode, source, single is True, bad + bad_single)

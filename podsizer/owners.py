@@ -4,7 +4,7 @@ Every part of podsizer resolves pods here. The input is what a pod says about it
 controller reference, labels, annotations) and a `ControllerLookup` that answers "which controller owns
 this ReplicaSet / ReplicationController / Job". Two lookups exist: the webhook's watched `OwnerCache` (from
 ownerReferences, apiVersion included) and the recommender's `OwnerGraph` (kube-state-metrics series or the
-Kubernetes API). `OwnerGraph.resolve` and `webhook.owners.resolve_workload` are thin adapters over `resolve`.
+Kubernetes API). `OwnerGraph.resolve` and `resolve_pod` (webhook, updater) are thin adapters over `resolve`.
 
 The chain:
 
@@ -138,6 +138,36 @@ def controller_of(obj: Mapping[str, object]) -> ControllerRef | None:
             if ref is not None:
                 return ref
     return None
+
+
+def _text_map(raw: object) -> Mapping[str, str]:
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def pod_facts(pod: Mapping[str, object], namespace: str) -> PodFacts:
+    """What a pod in its JSON form says about itself (name, or generateName at admission)."""
+    meta = pod.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = meta.get("name") or meta.get("generateName")
+    return PodFacts(
+        namespace,
+        name if isinstance(name, str) else None,
+        controller_of(pod),
+        _text_map(meta.get("labels")),
+        _text_map(meta.get("annotations")),
+    )
+
+
+def resolve_pod(
+    pod: Mapping[str, object],
+    namespace: str,
+    lookup: ControllerLookup,
+    exists: Callable[[WorkloadRef], bool] | None = None,
+) -> WorkloadRef | None:
+    """The workload of a pod in its JSON form (the webhook at admission, the updater for running pods), or
+    None for every pod the resolver skips. In memory only: `lookup` is a watched cache."""
+    found = resolve(pod_facts(pod, namespace), lookup, exists)
+    return found if isinstance(found, WorkloadRef) else None
 
 
 def _in_group(ref: ControllerRef, group: str) -> bool:

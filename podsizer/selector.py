@@ -177,3 +177,31 @@ def parse(text: str) -> Selector:
 
     SelectorError (a ValueError) when it is malformed."""
     return _Parser(text).selector()
+
+
+_SET_OPERATORS: Mapping[str, Operator] = {
+    "In": "in",
+    "NotIn": "notin",
+    "Exists": "exists",
+    "DoesNotExist": "!exists",
+}
+
+
+def from_label_selector(obj: object) -> Selector | None:
+    """A metav1.LabelSelector object (matchLabels, matchExpressions) as a Selector; `{}` matches every
+    label set; None for a missing selector or one this cannot read (it then selects nothing)."""
+    if not isinstance(obj, Mapping):
+        return None
+    reqs: list[Requirement] = []
+    labels = obj.get("matchLabels") or {}
+    if not isinstance(labels, Mapping):
+        return None
+    reqs.extend(Requirement(str(k), "=", (str(v),)) for k, v in labels.items())
+    exprs = obj.get("matchExpressions") or []
+    for e in exprs if isinstance(exprs, list) else [None]:
+        op = _SET_OPERATORS.get(str(e.get("operator"))) if isinstance(e, Mapping) else None
+        if op is None or not isinstance(e, Mapping):
+            return None
+        values = e.get("values") or []
+        reqs.append(Requirement(str(e.get("key")), op, tuple(str(v) for v in values)))
+    return Selector(tuple(reqs))

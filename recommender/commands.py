@@ -22,10 +22,10 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, cast
 
+from podsizer.leader import Leadership
 from podsizer.settings import RecommenderSettings, add_arguments, flag_name, load_from_args, setting_error
 from recommender.clusters import bounds_in, cluster_sources, progress_in
 from recommender.health import Heartbeat
-from recommender.leader import Leadership
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
 from recommender.output.report import FORMATS, Report, merge_reports, render
 from recommender.output.store.base import RecommendationStore, StoreError, writable
@@ -296,7 +296,7 @@ def _recommend_fn(settings: RecommenderSettings, wiring: Wiring) -> RecommendFn:
 
 
 def _leadership(settings: RecommenderSettings, api_client: object) -> Leadership:
-    from recommender.leader import AlwaysLeader, LeaderElector, LeaseApi
+    from podsizer.leader import AlwaysLeader, LeaderElector, LeaseApi
 
     if not settings.leader_election:
         return AlwaysLeader()

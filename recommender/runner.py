@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, Recommendation
+from podsizer.leader import Leadership
 from podsizer.owners import Skipped
 from recommender.clusters import ClusterSource, bounds_in, progress_in
 from recommender.health import Heartbeat
-from recommender.leader import Leadership
 from recommender.metrics import RecommenderMetrics
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
 from recommender.model.clusters import skipped_in

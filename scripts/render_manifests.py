@@ -36,7 +36,13 @@ OLM_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 
 # The plain install uses cert-manager: it is the one certificate source that needs no per-cluster secret
 # material in the committed YAML (generate would embed a private key; service-ca is OpenShift-only).
-INSTALL_VALUES: tuple[str, ...] = ("fullnameOverride=podsizer", "certs.mode=cert-manager")
+# The updater is in both (the chart leaves it off): it changes nothing until a workload sets
+# podsizer.io/update-mode, and a static install has no value to turn it on with.
+INSTALL_VALUES: tuple[str, ...] = (
+    "fullnameOverride=podsizer",
+    "certs.mode=cert-manager",
+    "updater.enabled=true",
+)
 # For the bundle OLM makes the certificate; the chart's Secret volume is dropped from the CSV's deployment.
 # The bundle targets OpenShift: Thanos querier with the service account token, platform namespaces excluded.
 OLM_VALUES_FILES: tuple[str, ...] = ("values-openshift.yaml",)
@@ -45,6 +51,7 @@ OLM_VALUES: tuple[str, ...] = (
     "certs.mode=secret",
     "certs.caBundle=Cg==",
     "certs.secretName=podsizer-webhook-tls",
+    "updater.enabled=true",
 )
 
 BUNDLE_ANNOTATIONS: dict[str, str] = {
@@ -69,6 +76,9 @@ podsizer right-sizes Kubernetes and OpenShift workloads, GPUs included.
   `podsizer.io/mode: auto` on a workload or namespace to apply. `podsizer.io/exclude: "true"` opts out.
   The webhook never blocks pod creation (failurePolicy Ignore) and never touches DeploymentConfig
   deployer or hook pods.
+* **Updater**: brings running pods to their recommendation, by in-place resize or by eviction through the
+  Eviction API (PodDisruptionBudgets respected), for workloads that set `podsizer.io/update-mode:
+  recreate` or `in-place-or-recreate`; the default, `initial`, leaves running pods alone.
 
 ### Configuration
 The recommender reads the cluster's Thanos querier with its service account token; let it:

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests use (real Prometheus + promtool, VictoriaMetrics, etcd, Chromium)
+# Installs the Debian packages the tests use (real Prometheus + promtool, VictoriaMetrics, Chromium)
 # when any is missing.
 set -euo pipefail
 need=()
 command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(prometheus)
 command -v victoria-metrics >/dev/null || need+=(victoria-metrics)
-command -v etcd >/dev/null || need+=(etcd-server)
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 [ ${#need[@]} -eq 0 ] && exit 0
@@ -20,4 +19,3 @@ apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 # The packages may start system services; the tests start their own on free ports.
 pkill -x prometheus 2>/dev/null || true
 pkill -x victoria-metrics 2>/dev/null || true
-pkill -x etcd 2>/dev/null || true

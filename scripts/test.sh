@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check: ruff, mypy, then the whole pytest suite (unit, integration, e2e, browser).
 # Builds what the tests need first, each step skipped when already done: the venv, Debian packages
-# (as root), helm/kubeconform/operator-sdk and kube-apiserver/kube-controller-manager from Go modules
-# (cached in $PODSIZER_CACHE, default ~/.cache/podsizer). Extra arguments go to pytest.
+# (as root), helm/kubeconform/operator-sdk, the Argo Rollouts controller and the e2e cluster (kube-apiserver,
+# kube-controller-manager, kube-scheduler, etcd, kwok) from Go modules (cached in $PODSIZER_CACHE, default ~/.cache/podsizer). Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

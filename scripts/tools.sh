@@ -3,7 +3,12 @@
 # pinned version, and vpa-estimate (bench/quality/vpa: VPA's own estimator code, for the quality benchmark), once per
 # content of its go.mod, go.sum and main.go. A tool that fails to build is reported (log in $PODSIZER_CACHE/tools-logs) and the others still get built;
 # tests needing it then skip with that reason (under CI=true, only operator-sdk's skip; helm/kubeconform's fail).
-# Usage: scripts/tools.sh [helm|kubeconform|operator-sdk|vpa-estimate ...] (default: all). Always exits 0 unless misused.
+# argo-rollouts: the Argo Rollouts controller and its CRDs for the e2e tests (scripts/build-argo-rollouts.sh, into
+# $PODSIZER_CACHE/argo-rollouts/<version>; its e2e tests fail without it under PODSIZER_REQUIRE_CONTROLPLANE).
+# controlplane: the e2e test cluster (scripts/build-controlplane.sh: kube-apiserver, kube-controller-manager,
+# kube-scheduler, etcd and kwok, each into $PODSIZER_CACHE/controlplane/<part-version>).
+# Usage: scripts/tools.sh [helm|kubeconform|operator-sdk|vpa-estimate|argo-rollouts|controlplane ...] (default: all).
+# Always exits 0 unless misused.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${PODSIZER_CACHE:-$HOME/.cache/podsizer}"
@@ -99,16 +104,46 @@ build_vpa() {
   fi
 }
 
+build_argo() {
+  local log="$cache/tools-logs/argo-rollouts.log" start=$SECONDS
+  if "$root/scripts/build-argo-rollouts.sh" >"$log" 2>&1; then
+    grep '^argo-rollouts:' "$log" | tail -n 1 | sed 's/^/tools: /'
+  else
+    echo "tools: FAILED to build argo-rollouts after $((SECONDS - start)) s; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    return 1
+  fi
+}
+
+build_controlplane() {
+  local log="$cache/tools-logs/controlplane.log" start=$SECONDS
+  if "$root/scripts/build-controlplane.sh" >"$log" 2>&1; then
+    grep '^controlplane:' "$log" | sed 's/^/tools: /'
+  else
+    echo "tools: FAILED to build the control plane after $((SECONDS - start)) s; last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    return 1
+  fi
+}
+
 failed=()
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(helm kubeconform operator-sdk vpa-estimate)
+[ ${#names[@]} -eq 0 ] && names=(helm kubeconform operator-sdk vpa-estimate argo-rollouts controlplane)
 for n in "${names[@]}"; do
+  if [ "$n" = controlplane ]; then
+    build_controlplane || failed+=("$n")
+    continue
+  fi
+  if [ "$n" = argo-rollouts ]; then
+    build_argo || failed+=("$n")
+    continue
+  fi
   if [ "$n" = vpa-estimate ]; then
     build_vpa || failed+=("$n")
     continue
   fi
   if [ -z "${pkg[$n]:-}" ]; then
-    echo "tools: unknown tool '$n' (known: ${!pkg[*]} vpa-estimate)" >&2
+    echo "tools: unknown tool '$n' (known: ${!pkg[*]} vpa-estimate argo-rollouts controlplane)" >&2
     exit 2
   fi
   build "$n" || failed+=("$n")

@@ -10,9 +10,24 @@ import os
 from hypothesis import settings
 
 # One control plane per session for every suite that asks (e2e, browser): fixtures defined here are shared.
-from tests.controlplane.fixtures import admin_client, control_plane, podsizer_crds
+from tests.controlplane.fixtures import (
+    admin_client,
+    control_plane,
+    kwok_nodes,
+    make_kwok_nodes,
+    podsizer_crds,
+)
+from tests.controlplane.rollouts import argo_rollouts, argo_rollouts_build
 
-__all__ = ["admin_client", "control_plane", "podsizer_crds"]
+__all__ = [
+    "admin_client",
+    "argo_rollouts",
+    "argo_rollouts_build",
+    "control_plane",
+    "kwok_nodes",
+    "make_kwok_nodes",
+    "podsizer_crds",
+]
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 if PROFILE not in ("dev", "ci"):

@@ -6,15 +6,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from podsizer.api import WorkloadRef
-from podsizer.owners import ControllerLookup, PodFacts, controller_of, resolve
-from webhook.store import RecommendationSnapshot
+from podsizer.owners import ControllerLookup, resolve_pod
+from podsizer.snapshot import RecommendationSnapshot
 
 OwnerLookup = ControllerLookup
-"""The webhook's name for the resolver's lookup; `webhook.cluster.OwnerCache` implements it."""
-
-
-def _str_map(raw: object) -> Mapping[str, str]:
-    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+"""The webhook's name for the resolver's lookup; `podsizer.cluster.OwnerCache` implements it."""
 
 
 def _exists(snapshot: RecommendationSnapshot | None) -> Callable[[WorkloadRef], bool] | None:
@@ -28,16 +24,5 @@ def resolve_workload(
 ) -> WorkloadRef | None:
     """The workload a pod belongs to, or None for every pod the resolver skips (bare, deployer/hook,
     mirror, Experiment, unknown controller; a Job the cache does not know, without a Recommendation for
-    its CronJob or itself). In memory only: `owners` is the watched cache."""
-    meta = pod.get("metadata")
-    meta = meta if isinstance(meta, Mapping) else {}
-    name = meta.get("name") or meta.get("generateName")
-    facts = PodFacts(
-        namespace,
-        name if isinstance(name, str) else None,
-        controller_of(pod),
-        _str_map(meta.get("labels")),
-        _str_map(meta.get("annotations")),
-    )
-    found = resolve(facts, owners, _exists(snapshot))
-    return found if isinstance(found, WorkloadRef) else None
+    its CronJob or itself). In memory only: `owners` is the watched cache (podsizer.owners.resolve_pod)."""
+    return resolve_pod(pod, namespace, owners, _exists(snapshot))

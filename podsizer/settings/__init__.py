@@ -14,7 +14,13 @@ from podsizer.settings.loader import (
     run_reporting_errors,
     setting_error,
 )
-from podsizer.settings.roles import ROLES, ConsoleSettings, RecommenderSettings, WebhookSettings
+from podsizer.settings.roles import (
+    ROLES,
+    ConsoleSettings,
+    RecommenderSettings,
+    UpdaterSettings,
+    WebhookSettings,
+)
 
 __all__ = [
     "ROLES",
@@ -23,6 +29,7 @@ __all__ = [
     "RecommenderSettings",
     "SettingsError",
     "SharedSettings",
+    "UpdaterSettings",
     "WebhookSettings",
     "add_arguments",
     "env_name",

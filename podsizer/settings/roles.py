@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 from podsizer.api.quantity import parse as parse_quantity
 from podsizer.settings.base import SharedSettings, comma_list, empty_is_none, lowered
 from podsizer.settings.connection import checked_url, conflicts, parsed_headers
+from podsizer.settings.profiles import Profile, profile_help, with_profile
 from podsizer.sizing_policy import SizingPolicy
 
 _POLICY = SizingPolicy()
@@ -209,6 +210,68 @@ class MetricsSourceSettings(SharedSettings):
         return when.astimezone(UTC) if when is not None else None
 
     window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
+    # Estimator input (issue 14): the resolution of the usage series and how samples weigh by age.
+    query_step: int = Field(
+        default=60,
+        gt=0,
+        description="step of the Prometheus CPU and memory range queries, a duration (60s, 1m, 5m): one "
+        "point per step per container (7 days at 1m: 10,081 points, queried in pieces of 11,000)",
+    )
+    cpu_rate_window: int = Field(
+        default=120,
+        gt=0,
+        description="window of the CPU rate(), a duration (2m): at least the query step and two scrape "
+        "intervals of cAdvisor",
+    )
+    recency_half_life: float = Field(
+        default=86400.0,
+        ge=0,
+        description="half-life of the weight of a usage sample in the percentiles, a duration (24h; 0 or "
+        "off: every sample weighs alike)",
+    )
+
+    @field_validator("query_step", "cpu_rate_window", mode="before")
+    @classmethod
+    def _whole_seconds(cls, value: object) -> object:
+        from podsizer.settings.duration import seconds
+
+        value = seconds(empty_is_none(value))
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, float):
+            raise ValueError(f"{value:g}s is not a whole number of seconds")
+        return value
+
+    @field_validator("recency_half_life", mode="before")
+    @classmethod
+    def _half_life(cls, value: object) -> object:
+        from podsizer.settings.duration import seconds
+
+        off = isinstance(value, str) and value.strip().lower() in ("off", "none", "false")
+        return 0.0 if off else seconds(value)
+
+    @model_validator(mode="after")
+    def _rate_covers_step(self) -> MetricsSourceSettings:
+        from podsizer.settings.loader import where
+
+        if self.cpu_rate_window < self.query_step:
+            text = (
+                f"{where('cpu_rate_window')}: {self.cpu_rate_window}s is shorter than "
+                f"{where('query_step')} {self.query_step}s: the CPU samples between steps would be skipped"
+            )
+            raise PydanticCustomError("conflict", "{text}", {"text": text})
+        return self
+
+    profile: Profile = Field(
+        default="conservative",
+        description=profile_help(),
+    )
+
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_name(cls, value: object) -> object:
+        return lowered(value)
+
     cluster_label: str = Field(
         default="",
         description="label naming the cluster on every series of a multi-cluster store, e.g. cluster "
@@ -346,6 +409,42 @@ class RecommenderSettings(MetricsSourceSettings):
     forecast_horizon_days: float = Field(
         default=_POLICY.forecast_horizon_days, gt=0, description="forecast horizon in days"
     )
+    forecast_feed_days: float = Field(
+        default=_POLICY.forecast_feed_days,
+        ge=0,
+        le=30,
+        description="a certain rising trend of daily peaks raises the request to cover this many days "
+        "ahead (0: off); never lowers it",
+    )
+    cpu_burst_path: bool = Field(
+        default=_POLICY.cpu_burst_path,
+        description="bursty CPU (short bursts far above its sustained level) is requested at the sustained "
+        "level; bursts run on node headroom or under the CPU limit (--profile balanced and aggressive: on)",
+    )
+    cpu_burst_ratio: float = Field(
+        default=_POLICY.cpu_burst_ratio,
+        gt=1,
+        description="burst path: bursty when the CPU p99 is at least this x the sustained level",
+    )
+    cpu_burst_max_share: float = Field(
+        default=_POLICY.cpu_burst_max_share,
+        gt=0,
+        le=0.5,
+        description="burst path: the sustained level (p95, p90 or p50) leaves at most this share of the "
+        "time above it",
+    )
+    cpu_burst_min_cores: float = Field(
+        default=_POLICY.cpu_burst_min_cores,
+        ge=0,
+        description="burst path: the CPU p99 is at least this far above the sustained level (cores or 100m)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_presets(cls, data: object) -> object:
+        """The profile's presets fill the estimator settings not given explicitly (env or flag)."""
+        return with_profile(data, frozenset(cls.model_fields))
+
     default_gpu_hourly_price: float = Field(
         default=_POLICY.default_gpu_hourly_price, ge=0, description="$/GPU-hour for unknown instance types"
     )
@@ -395,6 +494,7 @@ class RecommenderSettings(MetricsSourceSettings):
         "cpu_min_cores",
         "memory_min_bytes",
         "oom_bump_min_bytes",
+        "cpu_burst_min_cores",
         mode="before",
     )
     @classmethod
@@ -530,4 +630,80 @@ class ConsoleSettings(MetricsSourceSettings):
         return "demo", "console_source"
 
 
-ROLES: tuple[type[SharedSettings], ...] = (RecommenderSettings, WebhookSettings, ConsoleSettings)
+UpdateModeSetting = Literal["off", "initial", "recreate", "in-place-or-recreate"]  # podsizer.modes.UpdateMode
+
+
+class UpdaterSettings(SharedSettings):
+    """`podsizer updater`: brings running pods to their recommendation (docs/updater.md)."""
+
+    update_mode: UpdateModeSetting = Field(
+        default="initial",
+        description="podsizer.io/update-mode when neither pod, workload nor namespace sets one: off, initial "
+        "(admission only), recreate, in-place-or-recreate",
+    )
+    updater_dry_run: bool = Field(
+        default=False, description="record what the updater would do (Events, metric, log) without acting"
+    )
+    update_threshold: float = Field(
+        default=0.10,
+        ge=0,
+        allow_inf_nan=False,
+        description="act when a cpu/memory value is more than this fraction off its target (0.10 = 10 %)",
+    )
+    update_use_band: bool = Field(
+        default=True, description="also act when a request is outside the recommendation's lower/upper band"
+    )
+    update_resize_timeout_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="an in-place resize pending, deferred or in progress longer than this falls back to "
+        "eviction (infeasible: at once)",
+    )
+    updater_min_pod_age_seconds: float = Field(
+        default=600.0, ge=0, description="a pod younger than this is never evicted"
+    )
+    updater_workload_cooldown_seconds: float = Field(
+        default=60.0, ge=0, description="after an eviction, the workload's next one waits at least this long"
+    )
+    updater_evictions_per_minute: int = Field(
+        default=5, ge=1, description="most evictions in the whole cluster per minute"
+    )
+    updater_interval_seconds: float = Field(default=30.0, gt=0, description="seconds between passes")
+    updater_excluded_namespaces: tuple[str, ...] = Field(
+        default=("kube-system",), description="comma-separated namespaces never updated; globs allowed"
+    )
+    updater_metrics_port: int = Field(default=8080, ge=0, le=65535, description="port of /metrics (0: off)")
+    updater_metrics_host: str = Field(default="0.0.0.0", description="address /metrics listens on")
+    updater_leader_election: bool = Field(
+        default=False, description="elect a leader through a Lease (in a cluster; the chart turns it on)"
+    )
+    updater_lease_name: str = Field(default="podsizer-updater", min_length=1, description="name of the Lease")
+    updater_lease_namespace: str | None = Field(
+        default=None, description="namespace of the Lease (empty: the pod's namespace, else default)"
+    )
+    updater_identity: str | None = Field(
+        default=None, description="holder identity in the Lease (empty: POD_NAME or hostname)"
+    )
+
+    @field_validator("update_mode", mode="before")
+    @classmethod
+    def _update_mode(cls, value: object) -> object:
+        return lowered(value)
+
+    @field_validator("updater_excluded_namespaces", mode="before")
+    @classmethod
+    def _updater_list(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("updater_lease_namespace", "updater_identity", mode="before")
+    @classmethod
+    def _updater_empty(cls, value: object) -> object:
+        return empty_is_none(value)
+
+
+ROLES: tuple[type[SharedSettings], ...] = (
+    RecommenderSettings,
+    WebhookSettings,
+    ConsoleSettings,
+    UpdaterSettings,
+)

@@ -15,7 +15,10 @@ RBAC_TEMPLATES = (
     "templates/serviceaccounts.yaml",
     "templates/rbac-webhook.yaml",
     "templates/rbac-recommender.yaml",
+    "templates/rbac-updater.yaml",
 )
+# The updater is off in the chart by default; the e2e cluster gets its ServiceAccount and roles too.
+RBAC_VALUES = ("updater.enabled=true",)
 RELEASE = "podsizer"
 RELEASE_NAMESPACE = "podsizer"
 
@@ -49,6 +52,8 @@ def render(
     ]
     for t in templates:
         argv += ["--show-only", t]
+    for v in RBAC_VALUES:
+        argv += ["--set", v]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")

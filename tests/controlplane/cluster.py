@@ -1,4 +1,4 @@
-"""ControlPlane: etcd, kube-apiserver and kube-controller-manager on 127.0.0.1, started/stopped by tests."""
+"""ControlPlane: etcd, kube-apiserver, controller-manager, scheduler and kwok (fake nodes) on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 import ssl
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -16,6 +16,14 @@ from kubernetes import client
 
 from tests.controlplane.binaries import Binaries
 from tests.controlplane.kubeconfig import client_configuration, write_kubeconfig
+from tests.controlplane.nodes import (
+    DEFAULT_NODE_COUNT,
+    DEFAULT_SHAPE,
+    MANAGED_ANNOTATION,
+    MANAGED_VALUE,
+    STAGES_FILE,
+    create_nodes,
+)
 from tests.controlplane.pki import CertFiles, CertificateAuthority, write_service_account_keys
 from tests.controlplane.processes import ManagedProcess, free_port
 
@@ -48,13 +56,23 @@ def _http_ok(url: str, verify: ssl.SSLContext | bool) -> _Probe:
 
 
 class ControlPlane:
-    """A real control plane: etcd (fresh data dir), kube-apiserver (RBAC; x509 and SA tokens), the KCM.
+    """A real control plane: etcd (fresh data dir), kube-apiserver (RBAC; x509 and SA tokens), the KCM, the
+    scheduler, and kwok playing the kubelet of `node_count` fake nodes (`node_names`, DEFAULT_SHAPE).
+    `apiserver_args` are added to kube-apiserver's command line (e.g. an audit log for a benchmark).
 
     Use as a context manager, or call start() and stop(). Every process logs to a file under `log_dir`.
     """
 
-    def __init__(self, binaries: Binaries, workdir: Path | None = None) -> None:
+    def __init__(
+        self,
+        binaries: Binaries,
+        workdir: Path | None = None,
+        node_count: int = DEFAULT_NODE_COUNT,
+        apiserver_args: Sequence[str] = (),
+    ) -> None:
         self.binaries = binaries
+        self.apiserver_args = list(apiserver_args)
+        self.node_names = [f"kwok-node-{i}" for i in range(node_count)]
         self._own_workdir = workdir is None
         self.workdir = workdir if workdir is not None else _mkdtemp("podsizer-cp-", Path("/tmp"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +109,8 @@ class ControlPlane:
         return self.pki_dir / "ca.crt"
 
     def start(self, timeout_s: float = 180.0) -> None:
-        """Starts etcd, the apiserver and the controller-manager; returns once all three are ready.
+        """Starts etcd, the apiserver, the controller-manager, the scheduler and kwok; returns once all are
+        ready and the default kwok nodes are Ready.
 
         On failure the processes are stopped and ControlPlaneError carries their log tails; the log files
         stay until stop().
@@ -101,13 +120,16 @@ class ControlPlane:
             self._start_etcd(timeout_s)
             self._start_apiserver(timeout_s)
             self._start_controller_manager(timeout_s)
+            self._start_scheduler(timeout_s)
+            self._start_kwok(timeout_s)
             self._wait_for_default_service_account(timeout_s)
+            create_nodes(self.api_client(), self.node_names, DEFAULT_SHAPE, timeout_s)
         except BaseException:
             self._stop_processes()  # the logs stay until stop(), for copy_logs()
             raise
 
     def _stop_processes(self) -> None:
-        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             proc = self.processes.get(name)
             if proc is not None:
                 proc.stop()
@@ -288,6 +310,7 @@ class ControlPlane:
                 f"--service-account-key-file={self._sa_keys.cert}",
                 f"--service-account-signing-key-file={self._sa_keys.key}",
                 "--v=1",
+                *self.apiserver_args,
             ],
         )
         self.write_admin_kubeconfig()
@@ -327,6 +350,46 @@ class ControlPlane:
         # Its serving certificate is self-signed into --cert-dir; /healthz is always-allowed.
         probe = _http_ok(f"https://127.0.0.1:{port}/healthz", verify=False)
         self._wait("kube-controller-manager", proc, probe, timeout_s)
+
+    def _start_scheduler(self, timeout_s: float) -> None:
+        port = free_port()
+        kubeconfig = str(self.kubeconfig_path)
+        proc = self._spawn(
+            "kube-scheduler",
+            [
+                str(self.binaries.kube_scheduler),
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.workdir / 'scheduler-certs'}",
+                "--leader-elect=false",
+                "--v=1",
+            ],
+        )
+        probe = _http_ok(f"https://127.0.0.1:{port}/healthz", verify=False)
+        self._wait("kube-scheduler", proc, probe, timeout_s)
+
+    def _start_kwok(self, timeout_s: float) -> None:
+        # kwok plays the kubelet of the Nodes annotated kwok.x-k8s.io/node=fake (stages: nodes Ready with
+        # leases, pods Running and Ready once bound, removed when deleted). Pod IPs outside the service range.
+        port = free_port()
+        proc = self._spawn(
+            "kwok",
+            [
+                str(self.binaries.kwok),
+                f"--config={STAGES_FILE}",
+                f"--kubeconfig={self.kubeconfig_path}",
+                f"--manage-nodes-with-annotation-selector={MANAGED_ANNOTATION}={MANAGED_VALUE}",
+                "--node-lease-duration-seconds=40",
+                "--cidr=10.244.0.1/16",
+                "--node-ip=10.1.0.1",
+                f"--server-address=127.0.0.1:{port}",
+                "--v=WARN",  # INFO logs every node and pod patch
+            ],
+        )
+        self._wait("kwok", proc, _http_ok(f"http://127.0.0.1:{port}/healthz", verify=False), timeout_s)
 
     def _wait_for_default_service_account(self, timeout_s: float) -> None:
         core = client.CoreV1Api(self.api_client())

@@ -50,11 +50,17 @@ def workload(
 def deployment_replicaset(admin: client.ApiClient, namespace: str, deployment: str | None = None) -> Manifest:
     """Waits for the ReplicaSet the Deployment controller creates for `deployment` (or for the only
     Deployment of `namespace`), and returns it read by itself."""
+    return controlled_replicaset(admin, namespace, "Deployment", deployment)
+
+
+def controlled_replicaset(admin: client.ApiClient, namespace: str, kind: str, name: str | None) -> Manifest:
+    """Waits for a ReplicaSet whose controller is the `kind` named `name` (any of that kind when None), as
+    a Deployment's or an Argo Rollout's controller creates it. Returns it read by itself."""
     apps = client.AppsV1Api(admin)
 
     def owned(rs: Manifest) -> bool:
         refs = rs["metadata"].get("ownerReferences") or []
-        return any(r["kind"] == "Deployment" and deployment in (None, r["name"]) for r in refs)
+        return any(r["kind"] == kind and r.get("controller") and name in (None, r["name"]) for r in refs)
 
     def first() -> Manifest | None:
         items = [
@@ -64,7 +70,7 @@ def deployment_replicaset(admin: client.ApiClient, namespace: str, deployment: s
             return None
         return to_dict(admin, apps.read_namespaced_replica_set(items[0]["metadata"]["name"], namespace))
 
-    return wait_for(first, f"the ReplicaSet of Deployment {namespace}/{deployment or '*'}")
+    return wait_for(first, f"the ReplicaSet of {kind} {namespace}/{name or '*'}")
 
 
 def wait_until_webhook_acts(

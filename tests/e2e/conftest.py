@@ -16,6 +16,7 @@ from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.fixtures import log_destination
 from tests.controlplane.kube import create_from_yaml, create_namespace
 from tests.controlplane.podsizer_webhook import E2E_NAMESPACE_LABEL, WebhookProcess, register_webhook
+from tests.controlplane.rollouts import RolloutsController
 
 MODE_LABEL = "podsizer.io/mode"
 WEBHOOK_CONFIGURATION = "podsizer-e2e"
@@ -122,4 +123,7 @@ def pytest_runtest_makereport(
     hook = getattr(item, "funcargs", {}).get("podsizer_webhook")
     if isinstance(hook, WebhookProcess) and report.failed:
         report.sections.append(("podsizer webhook", hook.describe()))
+    rollouts = getattr(item, "funcargs", {}).get("argo_rollouts")
+    if isinstance(rollouts, RolloutsController) and report.failed:
+        report.sections.append(("argo rollouts controller", rollouts.describe()))
     return report

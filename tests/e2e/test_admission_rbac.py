@@ -12,6 +12,7 @@ from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import api_error_message, wait_for
 from tests.controlplane.recommendations import simple_recommendation
+from tests.controlplane.rollouts import ArgoRolloutsBuild
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -35,7 +36,10 @@ def _refused(call: Callable[..., object], *args: object) -> str:
 
 
 def test_webhook_reads_what_it_watches_and_writes_nothing(
-    control_plane: ControlPlane, admin_client: client.ApiClient, chart_roles: None
+    control_plane: ControlPlane,
+    admin_client: client.ApiClient,
+    chart_roles: None,
+    argo_rollouts_build: ArgoRolloutsBuild,  # its CRDs are installed: Rollouts can be listed
 ) -> None:
     webhook = _sa(control_plane, "podsizer-webhook")
     custom, core = client.CustomObjectsApi(webhook), client.CoreV1Api(webhook)

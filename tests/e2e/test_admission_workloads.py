@@ -12,10 +12,14 @@ import pytest
 from kubernetes import client
 
 from podsizer.api import WorkloadRef
-from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for_pods
+from podsizer.owners import ROLLOUT_TEMPLATE_HASH
+from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for, wait_for_pods
+from tests.controlplane.nodes import wait_for_running_pods
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
+from tests.controlplane.rollouts import RolloutsController
 from tests.controlplane.workloads import (
+    controlled_replicaset,
     deployment_replicaset,
     pod_template,
     wait_until_webhook_acts,
@@ -168,33 +172,115 @@ def test_daemonset_pod_gets_recommended_resources(
     _assert_pods_record([pod], "daemonset-agent")
 
 
-def test_rollout_replicaset_pods_get_recommended_resources(
-    admin_client: client.ApiClient, podsizer_webhook: WebhookProcess, make_namespace: NamespaceFactory
+CANARY_STEPS = [{"setWeight": 50}, {"pause": {"duration": "10s"}}, {"setWeight": 100}]
+
+
+def test_canary_rollout_pods_from_the_argo_controller_get_recommended_resources(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    argo_rollouts: RolloutsController,
+    make_namespace: NamespaceFactory,
 ) -> None:
+    """The real Argo Rollouts controller makes the ReplicaSet; Pod -> ReplicaSet -> Rollout resolves."""
     ns = make_namespace(mode="auto")
     _recommend(admin_client, ns, "Rollout", "canary")
-    (rollout,) = create_objects(admin_client, [_workload("argoproj.io/v1alpha1", "Rollout", "canary", 2)], ns)
-    # What the Argo Rollouts controller would create: a ReplicaSet it controls, named by the template hash.
-    rs = _workload("apps/v1", "ReplicaSet", "canary-6d4cf56db8", 0)
-    rs["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "argoproj.io/v1alpha1",
-            "kind": "Rollout",
-            "name": "canary",
-            "uid": rollout["metadata"]["uid"],
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-    ]
-    for labels in (rs["spec"]["selector"]["matchLabels"], rs["spec"]["template"]["metadata"]["labels"]):
-        labels["rollouts-pod-template-hash"] = "6d4cf56db8"
-    (stored,) = create_objects(admin_client, [rs], namespace=ns)
-    _wait_until_webhook_acts(admin_client, stored, _mutated, "the webhook to apply rollout-canary")
-    client.AppsV1Api(admin_client).patch_namespaced_replica_set_scale(
-        "canary-6d4cf56db8", ns, {"spec": {"replicas": 2}}
+    canary = _workload(
+        "argoproj.io/v1alpha1", "Rollout", "canary", 0, strategy={"canary": {"steps": CANARY_STEPS}}
     )
-    pods = wait_for_pods(admin_client, ns, "ReplicaSet", "canary-6d4cf56db8", count=2)
+    (rollout,) = create_objects(admin_client, [canary], ns)
+    rs = controlled_replicaset(admin_client, ns, "Rollout", "canary")
+    (ref,) = [r for r in rs["metadata"]["ownerReferences"] if r.get("controller")]
+    assert ref["uid"] == rollout["metadata"]["uid"]
+    pod_hash = rs["metadata"]["labels"][ROLLOUT_TEMPLATE_HASH]
+    assert rs["metadata"]["name"] == f"canary-{pod_hash}"
+    assert rs["spec"]["template"]["metadata"]["labels"][ROLLOUT_TEMPLATE_HASH] == pod_hash
+    _wait_until_webhook_acts(admin_client, rs, _mutated, "the webhook to apply rollout-canary")
+    client.CustomObjectsApi(admin_client).patch_namespaced_custom_object(
+        "argoproj.io", "v1alpha1", ns, "rollouts", "canary", {"spec": {"replicas": 2}}
+    )
+    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs["metadata"]["name"], count=2)
     _assert_pods_record(pods, "rollout-canary")
+    assert {p["metadata"]["labels"][ROLLOUT_TEMPLATE_HASH] for p in pods} == {pod_hash}
+
+
+def _rollout(admin: client.ApiClient, ns: str, name: str) -> Manifest:
+    custom = client.CustomObjectsApi(admin)
+    return to_dict(
+        admin, custom.get_namespaced_custom_object("argoproj.io", "v1alpha1", ns, "rollouts", name)
+    )
+
+
+def _wait_for_rollout(
+    admin: client.ApiClient, ns: str, name: str, check: Callable[[Manifest], bool], what: str
+) -> Manifest:
+    def probe() -> Manifest | None:
+        rollout = _rollout(admin, ns, name)
+        return rollout if check(rollout) else None
+
+    return wait_for(probe, f"Rollout {ns}/{name}: {what}", timeout_s=90)
+
+
+def _healthy_on(pod_hash: str) -> Callable[[Manifest], bool]:
+    def check(rollout: Manifest) -> bool:
+        status = rollout.get("status") or {}
+        return bool(status.get("stableRS") == pod_hash and status.get("phase") == "Healthy")
+
+    return check
+
+
+def _paused_on_new_revision(old_hash: str) -> Callable[[Manifest], bool]:
+    def check(rollout: Manifest) -> bool:
+        status = rollout.get("status") or {}
+        pauses = [c.get("reason") for c in status.get("pauseConditions") or []]
+        return status.get("currentPodHash") not in (None, old_hash) and "CanaryPauseStep" in pauses
+
+    return check
+
+
+def test_canary_rollout_steps_to_promotion_with_running_mutated_pods(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    argo_rollouts: RolloutsController,
+    kwok_nodes: list[str],
+    make_namespace: NamespaceFactory,
+) -> None:
+    """Revision 1 runs on kwok nodes; revision 2 stops at the canary's pause with 1 canary and 1 stable pod;
+    a promote (what `kubectl argo rollouts promote` patches) makes it stable. Every pod carries the
+    recommendation."""
+    ns = make_namespace(mode="auto")
+    custom = client.CustomObjectsApi(admin_client)
+    _recommend(admin_client, ns, "Rollout", "canary")
+    steps = [{"setWeight": 50}, {"pause": {}}, {"setWeight": 100}]
+    canary = _workload("argoproj.io/v1alpha1", "Rollout", "canary", 0, strategy={"canary": {"steps": steps}})
+    create_objects(admin_client, [canary], ns)
+    first = controlled_replicaset(admin_client, ns, "Rollout", "canary")
+    first_hash = first["metadata"]["labels"][ROLLOUT_TEMPLATE_HASH]
+    _wait_until_webhook_acts(admin_client, first, _mutated, "the webhook to apply rollout-canary")
+    custom.patch_namespaced_custom_object(
+        "argoproj.io", "v1alpha1", ns, "rollouts", "canary", {"spec": {"replicas": 2}}
+    )
+    _assert_pods_record(
+        wait_for_running_pods(admin_client, ns, "ReplicaSet", f"canary-{first_hash}", 2), "rollout-canary"
+    )
+    _wait_for_rollout(admin_client, ns, "canary", _healthy_on(first_hash), "revision 1 stable")
+
+    revision = {"spec": {"template": {"metadata": {"annotations": {"example.com/revision": "2"}}}}}
+    custom.patch_namespaced_custom_object("argoproj.io", "v1alpha1", ns, "rollouts", "canary", revision)
+    paused = _wait_for_rollout(
+        admin_client, ns, "canary", _paused_on_new_revision(first_hash), "paused at the canary step"
+    )
+    second_hash = paused["status"]["currentPodHash"]
+    canary_pods = wait_for_running_pods(admin_client, ns, "ReplicaSet", f"canary-{second_hash}", 1)
+    stable_pods = wait_for_running_pods(admin_client, ns, "ReplicaSet", f"canary-{first_hash}", 1)
+    _assert_pods_record(canary_pods + stable_pods, "rollout-canary")
+
+    custom.patch_namespaced_custom_object_status(
+        "argoproj.io", "v1alpha1", ns, "rollouts", "canary", {"status": {"pauseConditions": None}}
+    )
+    _wait_for_rollout(admin_client, ns, "canary", _healthy_on(second_hash), "revision 2 promoted")
+    promoted = wait_for_running_pods(admin_client, ns, "ReplicaSet", f"canary-{second_hash}", 2)
+    _assert_pods_record(promoted, "rollout-canary")
+    assert wait_for_running_pods(admin_client, ns, "ReplicaSet", f"canary-{first_hash}", 0) == []
 
 
 def _openshift_deployer_pod(rc: Manifest) -> Manifest:

@@ -1,8 +1,8 @@
-"""The real controller-manager turns workloads into stored pods, and the real apiserver enforces RBAC."""
+"""Real controllers turn workloads into pods that the real scheduler binds to kwok nodes, where they run;
+the real apiserver enforces RBAC."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -12,11 +12,11 @@ from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import (
     api_error_message,
     create_from_yaml,
-    pods_owned_by,
     to_dict,
     wait_for,
     wait_for_pods,
 )
+from tests.controlplane.nodes import wait_for_running_pods
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -39,7 +39,9 @@ def _template(app: str) -> str:
     spec:{CONTAINER}"""
 
 
-def test_deployment_gets_replicaset_and_pending_pods(admin_client: client.ApiClient, namespace: str) -> None:
+def test_deployment_gets_replicaset_and_pods_running_on_kwok_nodes(
+    admin_client: client.ApiClient, namespace: str, kwok_nodes: list[str]
+) -> None:
     create_from_yaml(
         admin_client,
         f"""
@@ -61,16 +63,19 @@ spec:
     (owner,) = rs["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["controller"]) == ("Deployment", "web", True)
     rs_name = rs["metadata"]["name"]
-    pods = wait_for_pods(admin_client, namespace, "ReplicaSet", rs_name, count=2)
+    pods = wait_for_running_pods(admin_client, namespace, "ReplicaSet", rs_name, count=2)
+    assert len(pods) == 2
     for pod in pods:
         assert pod["metadata"]["name"].startswith(f"{rs_name}-")
-        assert pod["status"]["phase"] == "Pending"
-        assert "nodeName" not in pod["spec"]
+        assert pod["spec"]["nodeName"] in kwok_nodes  # bound by kube-scheduler
+        assert pod["status"]["phase"] == "Running"  # kwok's pod-ready stage
+        assert {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"] == "True"
+        assert pod["status"]["podIP"]
         assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "64Mi"}
 
 
-def test_statefulset_creates_ordinal_zero_and_waits_for_it(
-    admin_client: client.ApiClient, namespace: str
+def test_statefulset_creates_ordinal_one_only_once_zero_is_ready(
+    admin_client: client.ApiClient, namespace: str, kwok_nodes: list[str]
 ) -> None:
     create_from_yaml(
         admin_client,
@@ -84,30 +89,26 @@ spec:
 """,
         namespace=namespace,
     )
-    apps = client.AppsV1Api(admin_client)
-    (pod,) = wait_for_pods(admin_client, namespace, "StatefulSet", "db", count=1)
-    assert pod["metadata"]["name"] == "db-0"
-
-    # OrderedReady: db-1 only comes once db-0 is Running and Ready, which never happens without nodes.
-    def one_replica() -> bool:
-        sts = to_dict(admin_client, apps.read_namespaced_stateful_set("db", namespace))
-        return bool(sts.get("status", {}).get("replicas") == 1)
-
-    wait_for(one_replica, "StatefulSet status.replicas == 1")
-    time.sleep(3)
-    names = [p["metadata"]["name"] for p in pods_owned_by(admin_client, namespace, "StatefulSet", "db")]
-    assert names == ["db-0"]
+    # OrderedReady: db-1 is created only once db-0 is Running and Ready (kwok makes it so).
+    pods = wait_for_running_pods(admin_client, namespace, "StatefulSet", "db", count=2)
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    assert sorted(by_name) == ["db-0", "db-1"]
+    ready_at = {c["type"]: c["lastTransitionTime"] for c in by_name["db-0"]["status"]["conditions"]}["Ready"]
+    assert by_name["db-1"]["metadata"]["creationTimestamp"] >= ready_at  # RFC 3339 UTC: ordered as text
+    assert {p["spec"]["nodeName"] for p in pods} <= set(kwok_nodes)
 
 
-def test_daemonset_without_nodes_creates_no_pods(admin_client: client.ApiClient, namespace: str) -> None:
+def test_daemonset_runs_one_pod_per_kwok_node(
+    admin_client: client.ApiClient, namespace: str, kwok_nodes: list[str]
+) -> None:
+    template = _template("agent") + "      nodeSelector: {type: kwok}\n"  # not other tests' bare Nodes
     create_from_yaml(
         admin_client,
         f"""
 apiVersion: apps/v1
 kind: DaemonSet
 metadata: {{name: agent}}
-spec:{_template("agent")}
-""",
+spec:{template}""",
         namespace=namespace,
     )
     apps = client.AppsV1Api(admin_client)
@@ -118,9 +119,9 @@ spec:{_template("agent")}
         return status if status.get("observedGeneration") == 1 else None
 
     status = wait_for(observed, "the DaemonSet controller to observe generation 1")
-    assert status["desiredNumberScheduled"] == 0
-    assert status["currentNumberScheduled"] == 0
-    assert pods_owned_by(admin_client, namespace, "DaemonSet", "agent") == []
+    assert status["desiredNumberScheduled"] == len(kwok_nodes)
+    pods = wait_for_running_pods(admin_client, namespace, "DaemonSet", "agent", count=len(kwok_nodes))
+    assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(kwok_nodes)
 
 
 def test_replicationcontroller_creates_pods(admin_client: client.ApiClient, namespace: str) -> None:

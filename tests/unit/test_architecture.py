@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("podsizer", "recommender", "webhook", "console", "certs")
+PACKAGES = ("podsizer", "recommender", "webhook", "updater", "console", "certs")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -41,6 +41,7 @@ def test_the_import_contracts_hold() -> None:
     [
         ("webhook/wire.py", "import recommender.runner", "webhook and certs never import recommender"),
         ("podsizer/owners.py", "import webhook.app", "The shared core imports no role"),
+        ("updater/__init__.py", "import webhook.admission", "updater never imports recommender, webhook"),
         ("console/app.py", "import podsizer.cli", "Nothing imports the CLI module"),
     ],
 )

@@ -112,6 +112,7 @@ def test_another_roles_setting_is_not_an_error(role: type[SharedSettings]) -> No
         "PODSIZER_CPU_MARGIN": "0.2",
         "PODSIZER_PORT": "9443",
         "PODSIZER_CONSOLE_PORT": "1",
+        "PODSIZER_UPDATE_THRESHOLD": "0.2",
     }
     own = {
         name: env[f"PODSIZER_{name.upper()}"]
@@ -213,5 +214,10 @@ def test_every_role_builds_the_same_plan_policy_from_the_same_environment(
     assert policies == dict.fromkeys(ROLE_IDS, expected)
 
 
-def test_the_role_classes_are_the_three_processes() -> None:
-    assert [role.__name__ for role in ROLES] == ["RecommenderSettings", "WebhookSettings", "ConsoleSettings"]
+def test_the_role_classes_are_the_four_processes() -> None:
+    assert [role.__name__ for role in ROLES] == [
+        "RecommenderSettings",
+        "WebhookSettings",
+        "ConsoleSettings",
+        "UpdaterSettings",
+    ]

@@ -129,3 +129,11 @@ The pod plan's policy: the same variables for the webhook (what it writes) and t
 {{- define "podsizer.console.serviceAccountName" -}}
 {{- default (include "podsizer.console.fullname" .) .Values.serviceAccount.console.name }}
 {{- end }}
+
+{{- define "podsizer.updater.fullname" -}}
+{{- printf "%s-updater" (include "podsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "podsizer.updater.serviceAccountName" -}}
+{{- default (include "podsizer.updater.fullname" .) .Values.serviceAccount.updater.name }}
+{{- end }}

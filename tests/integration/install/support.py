@@ -62,6 +62,11 @@ class Scenario:
         return not self.values_files and not any(s.startswith("certs.mode=") for s in self.sets)
 
     @property
+    def updater(self) -> bool:
+        """updater.enabled=true: the updater's Deployment, ServiceAccount and RBAC are there."""
+        return "updater.enabled=true" in self.sets
+
+    @property
     def console(self) -> bool:
         """console.enabled=true: the console's Deployment, read-only ServiceAccount and Service are there."""
         return "console.enabled=true" in self.sets
@@ -106,6 +111,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("console.enabled=true", "console.route.enabled=true", "console.oauthProxy.enabled=true"),
         values_files=("values-openshift.yaml",),
     ),
+    Scenario("updater", ("updater.enabled=true",)),
 )
 
 

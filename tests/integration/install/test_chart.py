@@ -16,7 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from podsizer.policy import PlanPolicy
-from podsizer.settings import ConsoleSettings, RecommenderSettings, WebhookSettings, load
+from podsizer.settings import ConsoleSettings, RecommenderSettings, UpdaterSettings, WebhookSettings, load
 from tests.integration.install.support import (
     CHART,
     KUBE_VERSIONS,
@@ -312,6 +312,7 @@ ROLE_OF_ARGS = {
     ("run",): RecommenderSettings,
     ("webhook",): WebhookSettings,
     ("console",): ConsoleSettings,
+    ("updater",): UpdaterSettings,
 }
 
 

@@ -181,7 +181,6 @@ def test_olm_bundle_carries_the_same_crd() -> None:
 @pytest.mark.parametrize(
     ("file", "name", "version", "kind"),
     [
-        ("rollout.yaml", "rollouts.argoproj.io", "v1alpha1", "Rollout"),
         ("deploymentconfig.yaml", "deploymentconfigs.apps.openshift.io", "v1", "DeploymentConfig"),
     ],
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from podsizer.settings import RecommenderSettings, WebhookSettings, load
+from podsizer.settings import RecommenderSettings, UpdaterSettings, WebhookSettings, load
 from tests.integration.install.support import (
     MANIFESTS,
     ROOT,
@@ -162,7 +162,10 @@ def test_csv_webhook_deployment_uses_the_olm_certificate_mount() -> None:
 
 
 def test_csv_deployments_match_the_chart(render: Render) -> None:
-    chart = {d["metadata"]["name"]: d for d in render(SCENARIOS[0]) if d["kind"] == "Deployment"}
+    with_updater = next(
+        s for s in SCENARIOS if s.updater
+    )  # the bundle has the updater; the chart's default not
+    chart = {d["metadata"]["name"]: d for d in render(with_updater) if d["kind"] == "Deployment"}
     deployments = olm_csv()["spec"]["install"]["spec"]["deployments"]
     assert deployments
     for dep in deployments:
@@ -177,11 +180,11 @@ def test_csv_deployments_match_the_chart(render: Render) -> None:
 
 
 def test_csv_deployments_set_only_settings_their_role_accepts() -> None:
-    roles = {("run",): RecommenderSettings, ("webhook",): WebhookSettings}
+    roles = {("run",): RecommenderSettings, ("webhook",): WebhookSettings, ("updater",): UpdaterSettings}
     deployments = olm_csv()["spec"]["install"]["spec"]["deployments"]
     stores = {}
     for dep in deployments:
         container = dep["spec"]["template"]["spec"]["containers"][0]
         env = {e["name"]: str(e.get("value", "x")) for e in container["env"]}
         stores[dep["name"]] = load(roles[tuple(container["args"])], env=env).store  # SettingsError if not
-    assert stores == {"podsizer-recommender": "crd", "podsizer-webhook": "crd"}
+    assert stores == {"podsizer-recommender": "crd", "podsizer-webhook": "crd", "podsizer-updater": "crd"}

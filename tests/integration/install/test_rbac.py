@@ -94,12 +94,53 @@ def _check_console(
     assert CONSOLE not in namespaced
 
 
+UPDATER = "podsizer-updater"
+
+
+def _check_updater(cluster: Mapping[str, list[Rule]], namespaced: Mapping[str, list[Rule]]) -> None:
+    """The updater: reads pods, PDBs, the owner chain and Recommendations; its writes are pods/resize,
+    pods/eviction and Events; never a pod's spec, never a delete; its Lease in its own namespace only."""
+    rules = cluster[UPDATER]
+    assert allows(rules, "", "pods/resize", "patch") and allows(rules, "", "pods/eviction", "create")
+    assert allows(rules, "", "events", "create")
+    for verb in READ:
+        assert allows(rules, "", "pods", verb) and allows(rules, "policy", "poddisruptionbudgets", verb)
+        assert allows(rules, "podsizer.io", "recommendations", verb)
+    for group, resource in [
+        ("apps", "replicasets"),
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("apps", "daemonsets"),
+        ("argoproj.io", "rollouts"),
+        ("batch", "jobs"),
+        ("", "namespaces"),
+    ]:
+        assert allows(rules, group, resource, "watch"), resource
+    writes = {
+        (g, res, v)
+        for r in rules
+        for g in r["apiGroups"]
+        for res in r["resources"]
+        for v in r["verbs"]
+        if v in WRITE
+    }
+    assert writes == {("", "pods/resize", "patch"), ("", "pods/eviction", "create"), ("", "events", "create")}
+    for verb in ("update", "patch", "delete"):
+        assert not allows(rules, "", "pods", verb), f"the updater must not {verb} pods"
+    assert not allows(rules, "podsizer.io", "recommendations", "update")
+    assert not allows(rules, "coordination.k8s.io", "leases", "update"), "leases must be namespaced"
+    assert namespaced[UPDATER] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
+
+
 def _check(
     cluster: Mapping[str, list[Rule]],
     namespaced: Mapping[str, list[Rule]],
     renewer: bool = False,
     console: bool = False,
     oauth_proxy: bool = False,
+    updater: bool = False,
 ) -> None:
     if renewer:
         _check_renewer(cluster, namespaced)
@@ -108,6 +149,11 @@ def _check(
     if console:
         _check_console(cluster, namespaced, oauth_proxy)
         cluster = {k: v for k, v in cluster.items() if k != CONSOLE}
+    if updater:
+        _check_updater(cluster, namespaced)
+        cluster = {k: v for k, v in cluster.items() if k != UPDATER}
+    else:
+        assert UPDATER not in cluster and UPDATER not in namespaced, "the updater is off by default"
     assert set(cluster) == {"podsizer-recommender", "podsizer-webhook"}
     for sa, rules in cluster.items():
         for verb in READ | WRITE:
@@ -170,6 +216,7 @@ def test_chart_rbac_is_least_privilege(scenario: Scenario, render: Render) -> No
         renewer=scenario.generates_certs,
         console=scenario.console,
         oauth_proxy="console.oauthProxy.enabled=true" in scenario.sets,
+        updater=scenario.updater,
     )
     for rb in objects_of(docs, "RoleBinding"):
         assert rb["metadata"]["namespace"] == "podsizer"
@@ -177,15 +224,19 @@ def test_chart_rbac_is_least_privilege(scenario: Scenario, render: Render) -> No
 
 def test_plain_manifests_rbac_is_least_privilege() -> None:
     docs = load_yaml_docs(MANIFESTS / "install" / "podsizer.yaml")
-    _check(_role_rules(docs, "ClusterRole", "ClusterRoleBinding"), _role_rules(docs, "Role", "RoleBinding"))
+    cluster, namespaced = (
+        _role_rules(docs, "ClusterRole", "ClusterRoleBinding"),
+        _role_rules(docs, "Role", "RoleBinding"),
+    )
+    _check(cluster, namespaced, updater=True)
 
 
 def test_csv_permissions_equal_the_charts(render: Render) -> None:
     spec = olm_csv()["spec"]["install"]["spec"]
     cluster = {p["serviceAccountName"]: p["rules"] for p in spec["clusterPermissions"]}
     namespaced = {p["serviceAccountName"]: p["rules"] for p in spec["permissions"]}
-    _check(cluster, namespaced)
-    docs = render(SCENARIOS[0])
+    _check(cluster, namespaced, updater=True)
+    docs = render(next(s for s in SCENARIOS if s.updater))
     # the chart's certificate renewal job has no place in OLM, which rotates the webhook's certificate itself
     assert RENEWER not in cluster and RENEWER not in namespaced
     assert cluster == _drop(_role_rules(docs, "ClusterRole", "ClusterRoleBinding"), RENEWER)

@@ -34,8 +34,9 @@ def test_chart_pod_templates_pass_restricted_v2(
     scenario: Scenario, scc: dict[str, Any], render: Render
 ) -> None:
     specs = list(pod_specs(render(scenario), f"chart[{scenario.name}]"))
-    # recommender, webhook, the helm test pod; the certificate renewal CronJob in generate mode; the console
-    expected = 3 + int(scenario.generates_certs) + int(scenario.console)
+    # recommender, webhook, the helm test pod; the certificate renewal CronJob in generate mode; the console;
+    # the updater
+    expected = 3 + int(scenario.generates_certs) + int(scenario.console) + int(scenario.updater)
     assert len(specs) == expected, [w for w, _ in specs]
     for where, spec in specs:
         assert violations(spec, scc) == [], where
@@ -44,7 +45,7 @@ def test_chart_pod_templates_pass_restricted_v2(
 
 def test_plain_manifests_pass_restricted_v2(scc: dict[str, Any]) -> None:
     specs = list(pod_specs(load_yaml_docs(MANIFESTS / "install" / "podsizer.yaml"), "manifests/install"))
-    assert len(specs) == 2, [w for w, _ in specs]
+    assert len(specs) == 3, [w for w, _ in specs]  # recommender, webhook, updater
     for where, spec in specs:
         assert violations(spec, scc) == [], where
         assert policy_violations(spec) == [], where
@@ -52,7 +53,7 @@ def test_plain_manifests_pass_restricted_v2(scc: dict[str, Any]) -> None:
 
 def test_csv_deployments_pass_restricted_v2(scc: dict[str, Any]) -> None:
     specs = list(pod_specs([olm_csv()], "olm"))
-    assert len(specs) == 2, [w for w, _ in specs]
+    assert len(specs) == 3, [w for w, _ in specs]  # recommender, webhook, updater
     for where, spec in specs:
         assert violations(spec, scc) == [], where
         assert policy_violations(spec) == [], where

@@ -148,7 +148,7 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
 
 def test_every_command_of_the_table_parses_its_help(capsys: pytest.CaptureFixture[str]) -> None:
     names = [cmd.name for cmd in COMMANDS]
-    assert names == ["recommend", "explain", "run", "webhook", "console", "certs", "demo"]
+    assert names == ["recommend", "explain", "run", "webhook", "updater", "console", "certs", "demo"]
     codes = {name: main([name, "--help"]) for name in names}
     assert codes == dict.fromkeys(names, 0)
 

@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes.client import V1Lease, V1LeaseSpec, V1ObjectMeta
 from kubernetes.client.exceptions import ApiException
 
-from recommender.leader import AlwaysLeader, LeaderElector, micro_time
+from podsizer.leader import AlwaysLeader, LeaderElector, micro_time
 
 T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")

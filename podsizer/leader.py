@@ -1,4 +1,4 @@
-"""Leader election on a coordination.k8s.io/v1 Lease, so only one recommender replica writes.
+"""Leader election on a coordination.k8s.io/v1 Lease, so one replica of a role acts (recommender, updater).
 
 Same rules as client-go's leaderelection: a candidate creates the Lease when it is absent, the
 holder renews renewTime every retry period, and another candidate takes over only when the Lease

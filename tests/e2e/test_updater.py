@@ -1,0 +1,364 @@
+"""The updater against the real apiserver, scheduler and kwok nodes (pods Running), with the webhook.
+
+Workloads start without a Recommendation (so the webhook leaves their pods as the template says), then get
+one; the updater (the chart's ServiceAccount, so exactly the chart's RBAC) brings the running pods to it.
+kwok plays the kubelet with podsizer's `pod-resize` stage (tests/controlplane/kwok/stages.yaml): it copies
+the resized spec into containerStatuses[].resources and sets status.observedGeneration, which the in-place
+test checks; it never reports PodResizePending/InProgress conditions, so those paths are unit-tested.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from podsizer.api import WorkloadRef
+from tests.controlplane.chart import RELEASE_NAMESPACE
+from tests.controlplane.cluster import ControlPlane
+from tests.controlplane.kube import Manifest, create_objects, pods_owned_by, to_dict, wait_for
+from tests.controlplane.nodes import is_running, wait_for_running_pods
+from tests.controlplane.podsizer_updater import UpdaterRun
+from tests.controlplane.podsizer_webhook import WebhookProcess
+from tests.controlplane.recommendations import put_recommendation, simple_recommendation
+from tests.controlplane.rollouts import RolloutsController
+from tests.controlplane.workloads import controlled_replicaset, workload
+from updater.budget import Budgets
+from updater.decide import UpdaterPolicy
+from updater.loop import UpdaterConfig
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+NamespaceFactory = Callable[..., str]
+UPDATE_MODE = "podsizer.io/update-mode"
+TEMPLATE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
+RECOMMENDED = {"cpu": "250m", "memory": "96Mi"}
+# keep-ratio (the default limit policy): limits stay twice the requests; every value goes up, so in place
+EXPECTED = {"requests": {"cpu": "250m", "memory": "96Mi"}, "limits": {"cpu": "500m", "memory": "192Mi"}}
+# A lower memory limit: not in place while the container's usage is unknown (no metrics-server here)
+SHRINK_TEMPLATE = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"cpu": "200m", "memory": "512Mi"},
+}
+SHRINK = {"cpu": "250m", "memory": "128Mi"}
+SHRUNK = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
+FAST = Budgets(min_pod_age_seconds=0, workload_cooldown_seconds=1, evictions_per_minute=60)
+
+UpdaterFactory = Callable[..., UpdaterRun]
+
+
+@pytest.fixture
+def start_updater(
+    control_plane: ControlPlane, chart_rbac: bool, podsizer_crds: list[dict[str, Any]]
+) -> Iterator[UpdaterFactory]:
+    """start_updater(dry_run=False) -> a running updater with the chart's podsizer-updater identity."""
+    if not chart_rbac:
+        pytest.skip("helm is not built (scripts/tools.sh helm): no chart RBAC for the updater")
+    runs: list[UpdaterRun] = []
+
+    def start(dry_run: bool = False) -> UpdaterRun:
+        api = control_plane.client_for_service_account(RELEASE_NAMESPACE, "podsizer-updater")
+        config = UpdaterConfig(UpdaterPolicy(budgets=FAST), dry_run=dry_run)
+        run = UpdaterRun(api, config).start()
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:
+        run.stop()
+        assert run.errors == [], run.errors
+
+
+def _resources(pod: Manifest) -> Any:
+    return pod["spec"]["containers"][0]["resources"]
+
+
+def _status_resources(pod: Manifest) -> Any:
+    """What the (simulated) kubelet reports it runs: containerStatuses[0].resources."""
+    statuses = pod.get("status", {}).get("containerStatuses") or [{}]
+    return statuses[0].get("resources")
+
+
+def _events(admin: client.ApiClient, namespace: str, name: str) -> list[Manifest]:
+    core = client.CoreV1Api(admin)
+    found = core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={name}")
+    return [to_dict(admin, e) for e in found.items]
+
+
+def _reasons(admin: client.ApiClient, namespace: str, name: str) -> set[str]:
+    return {e["reason"] for e in _events(admin, namespace, name)}
+
+
+def _running(
+    admin: client.ApiClient,
+    ns: str,
+    kind: str,
+    name: str,
+    replicas: int,
+    resources: Manifest,
+    annotations: dict[str, str],
+    recommended: dict[str, str],
+    **spec: Any,
+) -> tuple[str, str, list[Manifest]]:
+    """Workload `kind`/`name` with `replicas` Running pods (no Recommendation yet, so the webhook leaves
+    them alone), then its Recommendation; returns the pods' owner kind and name, and the pods."""
+    api_version = "argoproj.io/v1alpha1" if kind == "Rollout" else "apps/v1"
+    body = workload(api_version, kind, name, replicas, resources, **spec)
+    body["metadata"]["annotations"] = annotations
+    create_objects(admin, [body], namespace=ns)
+    owner_kind, owner = (
+        ("ReplicaSet", controlled_replicaset(admin, ns, kind, name)["metadata"]["name"])
+        if kind in ("Deployment", "Rollout")
+        else (kind, name)
+    )
+    pods = wait_for_running_pods(admin, ns, owner_kind, owner, replicas, timeout_s=90)
+    assert all(_resources(p) == resources for p in pods)
+    put_recommendation(admin, simple_recommendation(WorkloadRef(ns, kind, name), {"main": recommended}))
+    return owner_kind, owner, pods
+
+
+def _pdb(admin: client.ApiClient, ns: str, name: str, **spec: Any) -> None:
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": name}}, **spec},
+    }
+    create_objects(admin, [pdb], namespace=ns)
+
+
+class ReadyWatch:
+    """Polls a workload's pods every 50 ms: the fewest Running and Ready pods seen, and every uid."""
+
+    def __init__(self, admin: client.ApiClient, ns: str, owner_kind: str, owner: str) -> None:
+        self.args = (admin, ns, owner_kind, owner)
+        self.fewest_ready: int | None = None
+        self.uids: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> ReadyWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _poll(self) -> None:
+        admin, ns, kind, owner = self.args
+        while not self._stop.is_set():
+            pods = (
+                pods_owned_by(admin, ns, kind, owner) if kind != "ReplicaSet" else _deployment_pods(admin, ns)
+            )
+            ready = sum(1 for p in pods if is_running(p) and not p["metadata"].get("deletionTimestamp"))
+            self.fewest_ready = ready if self.fewest_ready is None else min(self.fewest_ready, ready)
+            self.uids |= {p["metadata"]["uid"] for p in pods}
+            self._stop.wait(0.05)
+
+
+def _deployment_pods(admin: client.ApiClient, ns: str) -> list[Manifest]:
+    """Every pod of the namespace (each test's namespace holds one workload)."""
+    return [to_dict(admin, p) for p in client.CoreV1Api(admin).list_namespaced_pod(ns).items]
+
+
+def _converged(admin: client.ApiClient, ns: str, count: int, expected: Manifest) -> list[Manifest]:
+    def check() -> list[Manifest] | None:
+        pods = [p for p in _deployment_pods(admin, ns) if not p["metadata"].get("deletionTimestamp")]
+        ok = len(pods) == count and all(is_running(p) and _resources(p) == expected for p in pods)
+        return pods if ok else None
+
+    return wait_for(check, f"{count} Running pods of {ns} with {expected}", timeout_s=120)
+
+
+def test_a_deployment_in_place_or_recreate_is_resized_in_place_without_losing_a_pod(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    ns = make_namespace(mode="auto")
+    annotations = {UPDATE_MODE: "in-place-or-recreate"}
+    kind, owner, before = _running(
+        admin_client, ns, "Deployment", "web", 3, TEMPLATE, annotations, RECOMMENDED
+    )
+    _pdb(admin_client, ns, "web", minAvailable=2)
+    with ReadyWatch(admin_client, ns, kind, owner) as watch:
+        run = start_updater()
+        after = _converged(admin_client, ns, 3, EXPECTED)
+    skips = [e["message"] for p in before for e in _events(admin_client, ns, p["metadata"]["name"])]
+    assert {p["metadata"]["uid"] for p in after} == {p["metadata"]["uid"] for p in before}, (
+        run.summary(),
+        skips,
+    )
+    assert watch.fewest_ready == 3
+    assert run.count("resized", "in-place") == 3 and run.count("evicted") == 0
+    for pod in after:
+        assert "PodsizerResized" in _reasons(admin_client, ns, pod["metadata"]["name"])
+    assert "PodsizerResized" in _reasons(admin_client, ns, "web")
+    wait_for(
+        lambda: all(_status_resources(p) == EXPECTED for p in _deployment_pods(admin_client, ns)) or None,
+        "the kubelet stand-in reporting the resized resources in containerStatuses",
+        timeout_s=30,
+    )
+
+
+def test_a_canary_rollout_in_place_or_recreate_is_resized_in_place(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    argo_rollouts: RolloutsController,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    """The real Argo Rollouts controller makes the ReplicaSet; Pod -> ReplicaSet -> Rollout resolves from
+    the updater's watched caches, and its pods are resized in place."""
+    ns = make_namespace(mode="auto")
+    annotations = {UPDATE_MODE: "in-place-or-recreate"}
+    steps = [{"setWeight": 50}, {"pause": {"duration": "10s"}}, {"setWeight": 100}]
+    kind, owner, before = _running(
+        admin_client,
+        ns,
+        "Rollout",
+        "canary",
+        2,
+        TEMPLATE,
+        annotations,
+        RECOMMENDED,
+        strategy={"canary": {"steps": steps}},
+    )
+    _pdb(admin_client, ns, "canary", minAvailable=1)
+    with ReadyWatch(admin_client, ns, kind, owner) as watch:
+        run = start_updater()
+        after = _converged(admin_client, ns, 2, EXPECTED)
+    assert {p["metadata"]["uid"] for p in after} == {p["metadata"]["uid"] for p in before}, run.summary()
+    assert watch.fewest_ready == 2
+    assert run.count("resized", "in-place") == 2 and run.count("evicted") == 0
+    assert "PodsizerResized" in _reasons(admin_client, ns, "canary")
+
+
+def test_a_statefulset_in_place_or_recreate_converges_within_its_pdb(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    """A lower memory limit cannot be set in place without the container's usage: the fallback evicts,
+    through the Eviction API, one pod at a time as the PDB allows."""
+    ns = make_namespace(mode="auto")
+    annotations = {UPDATE_MODE: "in-place-or-recreate"}
+    kind, owner, before = _running(
+        admin_client, ns, "StatefulSet", "db", 3, SHRINK_TEMPLATE, annotations, SHRINK, serviceName="db"
+    )
+    _pdb(admin_client, ns, "db", maxUnavailable=1)
+    with ReadyWatch(admin_client, ns, kind, owner) as watch:
+        run = start_updater()
+        after = _converged(admin_client, ns, 3, SHRUNK)
+    assert sorted(p["metadata"]["name"] for p in after) == ["db-0", "db-1", "db-2"]
+    assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
+    assert watch.fewest_ready is not None and watch.fewest_ready >= 2, "more pods down than the PDB allows"
+    assert run.count("evicted", "memory-usage-unknown") == 3 and run.count("resized") == 0
+
+
+def test_a_recreate_workload_is_evicted_one_pod_at_a_time(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    ns = make_namespace(mode="auto")
+    kind, owner, before = _running(
+        admin_client, ns, "Deployment", "web", 3, TEMPLATE, {UPDATE_MODE: "recreate"}, RECOMMENDED
+    )
+    with ReadyWatch(admin_client, ns, kind, owner) as watch:
+        run = start_updater()
+        after = _converged(admin_client, ns, 3, EXPECTED)
+    assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
+    assert watch.fewest_ready is not None and watch.fewest_ready >= 2, "two pods were down at once"
+    assert run.count("evicted", "recreate") == 3 and run.count("resized") == 0
+    times = sorted(e.at for e in run.updater.ledger.entries if e.workload.name == "web")
+    assert len(times) == 3
+    assert all(
+        (b - a).total_seconds() >= FAST.workload_cooldown_seconds for a, b in itertools.pairwise(times)
+    )
+
+
+def test_a_single_replica_workload_is_left_alone_without_its_annotation(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    ns = make_namespace(mode="auto")
+    _, _, (pod,) = _running(
+        admin_client, ns, "Deployment", "solo", 1, TEMPLATE, {UPDATE_MODE: "recreate"}, RECOMMENDED
+    )
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    run = start_updater()
+
+    def skipped() -> list[Manifest]:
+        return [e for e in _events(admin_client, ns, name) if e["reason"] == "PodsizerSkipped"]
+
+    (event,) = wait_for(lambda: skipped() or None, "the single-replica skip event on the pod", 60)
+    assert "single-replica" in event["message"]
+    assert run.count("skipped", "single-replica") == 1
+    (still,) = _deployment_pods(admin_client, ns)
+    assert (still["metadata"]["uid"], _resources(still)) == (uid, TEMPLATE)
+    assert run.count("evicted") == 0
+    # With the annotation, the same workload is recreated
+    client.AppsV1Api(admin_client).patch_namespaced_deployment(
+        "solo", ns, {"metadata": {"annotations": {"podsizer.io/allow-single-replica": "true"}}}
+    )
+    (new,) = _converged(admin_client, ns, 1, EXPECTED)
+    assert new["metadata"]["uid"] != uid
+
+
+def test_a_gpu_change_is_never_made_in_place(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    ns = make_namespace(mode="auto")
+    gpus = {
+        "requests": {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "2"},
+        "limits": {"nvidia.com/gpu": "2"},
+    }
+    annotations = {UPDATE_MODE: "in-place-or-recreate", "podsizer.io/gpu": "resize"}
+    recommended = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
+    _, _, before = _running(admin_client, ns, "Deployment", "trainer", 2, gpus, annotations, recommended)
+    run = start_updater()
+    one_gpu = {
+        "requests": {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
+        "limits": {"nvidia.com/gpu": "1"},
+    }
+    after = _converged(admin_client, ns, 2, one_gpu)
+    assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
+    assert run.count("resized") == 0 and run.count("evicted", "gpu-change") == 2
+    for pod in before:
+        assert "PodsizerResized" not in _reasons(admin_client, ns, pod["metadata"]["name"])
+
+
+def test_the_updaters_dry_run_changes_nothing_and_records_events(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    ns = make_namespace(mode="auto")
+    _, _, before = _running(
+        admin_client, ns, "Deployment", "web", 2, TEMPLATE, {UPDATE_MODE: "recreate"}, RECOMMENDED
+    )
+    run = start_updater(dry_run=True)
+    wait_for(lambda: "PodsizerWouldEvict" in _reasons(admin_client, ns, "web"), "a dry-run event on web", 60)
+    wait_for(lambda: run.passes >= 4, "a few more passes", 30)
+    now = _deployment_pods(admin_client, ns)
+    assert {p["metadata"]["uid"] for p in now} == {p["metadata"]["uid"] for p in before}
+    assert all(_resources(p) == TEMPLATE for p in now)
+    pod_events = [e for p in before for e in _events(admin_client, ns, p["metadata"]["name"])]
+    would = [e for e in pod_events if e["reason"] == "PodsizerWouldEvict"]
+    assert would and would[0]["message"].startswith("dry-run: would evict (recreate)")
+    assert run.count("evicted", "recreate", dry_run=True) >= 1 and run.count("evicted") == 0

@@ -1,0 +1,139 @@
+"""The updater's decision for one running pod: resize in place, evict, or skip with a reason (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+from podsizer.api import Recommendation, WorkloadRef
+from podsizer.limitrange import ClusterPolicy
+from podsizer.modes import Resolved, UpdatePermission
+from podsizer.plan import plan_pod
+from podsizer.podspec import Change
+from podsizer.policy import PlanPolicy
+from updater.budget import Budgets, Ledger, eviction_blocker
+from updater.podstate import running
+from updater.resize import ResizeStatus, in_place_blocker, resize_body, resize_status, restarts
+from updater.threshold import Band, Threshold, running_changes, significant
+
+ActionKind = Literal["resized", "evicted", "skipped"]
+
+
+@dataclass(frozen=True)
+class UpdaterPolicy:
+    """What shapes the updater's decisions: the pod plan's policy, the threshold, the eviction budgets and
+    how long an in-place resize may stay pending, deferred or in progress before falling back to eviction."""
+
+    plan: PlanPolicy = field(default_factory=PlanPolicy)
+    threshold: Threshold = field(default_factory=Threshold)
+    budgets: Budgets = field(default_factory=Budgets)
+    resize_timeout_seconds: float = 300.0
+
+
+@dataclass(frozen=True)
+class PodFacts:
+    """Everything the decision reads about one running pod, gathered from the watched caches."""
+
+    pod: Mapping[str, Any]
+    workload: WorkloadRef
+    rec: Recommendation
+    resolved: Resolved
+    permission: UpdatePermission
+    siblings: Sequence[Mapping[str, Any]] = ()
+    replicas: int | None = None
+    usage: Mapping[str, Decimal] | None = None  # container -> memory working set bytes (None: unknown)
+    cluster: ClusterPolicy | None = None
+    bands: Mapping[str, Band] = field(default_factory=dict)
+    in_place_rejected: bool = False  # the apiserver refused this pod's last resize: recreate instead
+    pdb_allows: int | None = None  # fewest disruptions its PodDisruptionBudgets allow (None: not covered)
+
+
+@dataclass(frozen=True)
+class Action:
+    """resized (with the resize patch body), evicted, or skipped; `reason` names the rule that chose it."""
+
+    kind: ActionKind
+    reason: str
+    changes: tuple[Change, ...] = ()
+    body: Mapping[str, Any] = field(default_factory=dict)
+    restarts: tuple[str, ...] = ()
+    detail: str = ""
+
+
+def skip(reason: str, detail: str = "", changes: tuple[Change, ...] = ()) -> Action:
+    return Action("skipped", reason, changes, detail=detail)
+
+
+def _stuck(status: ResizeStatus, now: datetime, timeout: float) -> str | None:
+    """The fallback reason of a resize the kubelet cannot or did not finish in time, else None."""
+    if status.state == "infeasible":
+        return "resize-infeasible"
+    if status.state == "none":
+        return None
+    if status.since is not None and now - status.since >= timedelta(seconds=timeout):
+        return f"resize-{status.state}-timeout"
+    return None
+
+
+def decide(facts: PodFacts, policy: UpdaterPolicy, ledger: Ledger, now: datetime) -> Action:
+    """Mode, running, resize status, the pod plan (podsizer.plan.plan_pod), threshold, then in place when
+    the mode and the changes allow it, else eviction within the budgets."""
+    perm = facts.permission
+    if not perm.recreate:
+        return skip(f"update-mode-{perm.mode}", perm.source)
+    if not running(facts.pod):
+        return skip("not-running")
+    status = resize_status(facts.pod)
+    stuck = _stuck(status, now, policy.resize_timeout_seconds)
+    if stuck is not None:
+        if not perm.in_place:
+            return skip(stuck, status.message)
+        return _evict(facts, policy, ledger, now, stuck, (), status.message)
+    if status.state != "none":
+        return skip(f"resize-{status.state}", status.message)
+    plan = plan_pod(facts.pod, facts.rec, policy.plan, facts.resolved, cluster=facts.cluster)
+    if plan.skip is not None:
+        return skip(plan.skip, plan.detail)
+    changes = significant(running_changes(facts.pod, plan.changes), policy.threshold, facts.bands)
+    if not changes:
+        return skip("within-threshold")
+    if not perm.in_place:
+        return _evict(facts, policy, ledger, now, "recreate", changes)
+    blocker = (
+        "resize-rejected" if facts.in_place_rejected else in_place_blocker(facts.pod, changes, facts.usage)
+    )
+    if blocker is None:
+        body = resize_body(facts.pod, changes)
+        return Action("resized", "in-place", changes, body, restarts(facts.pod, changes))
+    if blocker == "memory-below-usage":
+        return skip(blocker, "a memory limit would drop below the container's current usage", changes)
+    return _evict(facts, policy, ledger, now, blocker, changes)
+
+
+def _evict(
+    facts: PodFacts,
+    policy: UpdaterPolicy,
+    ledger: Ledger,
+    now: datetime,
+    reason: str,
+    changes: tuple[Change, ...],
+    detail: str = "",
+) -> Action:
+    """Eviction for `reason`, unless a budget says not now (then skipped with the budget's reason)."""
+    blocked = eviction_blocker(
+        facts.pod,
+        facts.workload,
+        facts.siblings or (facts.pod,),
+        facts.replicas,
+        facts.permission.allow_single_replica,
+        ledger,
+        policy.budgets,
+        now,
+        facts.pdb_allows,
+    )
+    if blocked is not None:
+        return skip(blocked, f"eviction for {reason} not allowed now", changes)
+    return Action("evicted", reason, changes, detail=detail)

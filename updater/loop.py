@@ -1,0 +1,193 @@
+"""One pass of the updater over the watched pods: resolve, decide, act (or record in dry-run), record."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from podsizer.api import Recommendation, WorkloadRef
+from podsizer.limitrange import ClusterPolicy
+from podsizer.modes import MetadataLookup, UpdateMode, namespace_excluded, resolve, resolve_update
+from podsizer.owners import ControllerLookup, resolve_pod
+from podsizer.plan import pod_metadata
+from podsizer.policy import PlanPolicy
+from podsizer.snapshot import SnapshotProvider
+from updater.budget import MINUTE, Eviction, Ledger
+from updater.decide import Action, PodFacts, UpdaterPolicy, decide, skip
+from updater.kube import UpdaterApi
+from updater.pdb import Budget, disruptions_allowed
+from updater.podstate import name_of, running
+from updater.record import Recorder
+
+log = logging.getLogger("podsizer.updater")
+_VERB = {"resized": "resize", "evicted": "evict", "skipped": "skip"}
+
+
+class Budgets(Protocol):
+    """The watched PodDisruptionBudgets of a namespace."""
+
+    def budgets(self, namespace: str) -> list[Budget]: ...
+
+
+class NoBudgets:
+    """No PodDisruptionBudget watch: the Eviction API alone enforces them."""
+
+    def budgets(self, namespace: str) -> list[Budget]:
+        return []
+
+
+class ClusterView(MetadataLookup, Protocol):
+    """The watched caches beyond metadata: replicas, the namespace's policy, the largest node."""
+
+    def replicas(self, ref: WorkloadRef) -> int | None: ...
+
+    def cluster_policy(self, namespace: str) -> ClusterPolicy | None: ...
+
+    def largest_allocatable(self) -> Mapping[str, float]: ...
+
+
+@dataclass(frozen=True)
+class UpdaterConfig:
+    """The decision policy, the default update mode, dry-run, and the namespaces never touched."""
+
+    policy: UpdaterPolicy = field(default_factory=UpdaterPolicy)
+    default_update_mode: UpdateMode = "initial"
+    dry_run: bool = False
+    excluded_namespaces: frozenset[str] = frozenset({"kube-system"})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A running pod with its workload and Recommendation."""
+
+    pod: Mapping[str, Any]
+    workload: WorkloadRef
+    rec: Recommendation
+
+
+class Updater:
+    """Holds what outlives a pass: the eviction ledger and the pods whose resize the apiserver refused."""
+
+    def __init__(
+        self,
+        config: UpdaterConfig,
+        pods: Callable[[], Sequence[Mapping[str, Any]]],
+        owners: ControllerLookup,
+        cluster: ClusterView,
+        snapshots: SnapshotProvider,
+        api: UpdaterApi,
+        recorder: Recorder,
+        clock: Callable[[], datetime],
+        pdbs: Budgets | None = None,
+    ) -> None:
+        self.config = config
+        self.pdbs = pdbs or NoBudgets()
+        self.pods = pods
+        self.owners = owners
+        self.cluster = cluster
+        self.snapshots = snapshots
+        self.api = api
+        self.recorder = recorder
+        self.clock = clock
+        self.ledger = Ledger()
+        self._rejected: OrderedDict[str, None] = OrderedDict()
+
+    def candidates(self) -> list[Candidate]:
+        """Running pods outside excluded namespaces whose workload has a Recommendation."""
+        snapshot = self.snapshots.current()
+        if snapshot is None:
+            return []
+        out: list[Candidate] = []
+        for pod in self.pods():
+            namespace, _ = name_of(pod)
+            if not running(pod) or namespace_excluded(namespace, self.config.excluded_namespaces):
+                continue
+            ref = resolve_pod(pod, namespace, self.owners, lambda r: snapshot.get(r) is not None)
+            rec = snapshot.get(ref) if ref is not None else None
+            if ref is not None and rec is not None:
+                out.append(Candidate(pod, ref, rec))
+        return out
+
+    def plan_policy(self) -> PlanPolicy:
+        """The configured plan policy, its ceilings lowered to the largest node's allocatable."""
+        base = self.config.policy.plan
+        largest = self.cluster.largest_allocatable()
+        return replace(base, ceilings=base.ceilings.from_nodes([largest])) if largest else base
+
+    def run_once(self) -> list[tuple[Candidate, Action]]:
+        """One pass; returns each decision of a pod whose update mode lets the updater act."""
+        now = self.clock()
+        policy = replace(self.config.policy, plan=self.plan_policy())
+        found = self.candidates()
+        by_workload: dict[WorkloadRef, list[Mapping[str, Any]]] = defaultdict(list)
+        for c in found:
+            by_workload[c.workload].append(c.pod)
+        done: list[tuple[Candidate, Action]] = []
+        for c in found:
+            facts = self.facts(c, by_workload[c.workload], policy.plan)
+            if not facts.permission.recreate:
+                continue  # admission only (or off): not the updater's business, nothing recorded
+            action = decide(facts, policy, self.ledger, now)
+            if action.reason == "memory-usage-unknown":  # ask the metrics API only when it matters
+                namespace, name = name_of(c.pod)
+                action = decide(
+                    replace(facts, usage=self.api.usage(namespace, name)), policy, self.ledger, now
+                )
+            done.append((c, self.act(c, action, now)))
+        return done
+
+    def facts(self, c: Candidate, siblings: Sequence[Mapping[str, Any]], plan: PlanPolicy) -> PodFacts:
+        namespace, _ = name_of(c.pod)
+        own, wl, ns = (
+            pod_metadata(c.pod),
+            self.cluster.workload(c.workload),
+            self.cluster.namespace(namespace),
+        )
+        resolved = resolve(plan, own, wl, ns)
+        permission = resolve_update(self.config.default_update_mode, resolved, own, wl, ns)
+        uid = str((c.pod.get("metadata") or {}).get("uid", ""))
+        return PodFacts(
+            c.pod,
+            c.workload,
+            c.rec,
+            resolved,
+            permission,
+            tuple(siblings),
+            self.cluster.replicas(c.workload),
+            cluster=self.cluster.cluster_policy(namespace),
+            in_place_rejected=uid in self._rejected,
+            pdb_allows=disruptions_allowed(own.labels, self.pdbs.budgets(namespace)),
+        )
+
+    def act(self, c: Candidate, action: Action, now: datetime) -> Action:
+        """Do it (unless dry-run), then record what happened; returns the action as it turned out."""
+        if action.kind == "evicted":
+            self.ledger = self.ledger.add(
+                Eviction(now, c.workload, name_of(c.pod)[1]), max(MINUTE, self._cool())
+            )
+        if self.config.dry_run or action.kind == "skipped":
+            self.recorder.record(c.pod, c.workload, action)
+            return action
+        namespace, name = name_of(c.pod)
+        if action.kind == "resized":
+            outcome, message = self.api.resize(namespace, name, action.body)
+        else:
+            outcome, message = self.api.evict(namespace, name)
+        if outcome != "done":
+            if action.kind == "resized" and outcome == "rejected":
+                self._remember_rejected(str((c.pod.get("metadata") or {}).get("uid", "")))
+            action = skip(f"{_VERB[action.kind]}-{outcome}", message, action.changes)
+        self.recorder.record(c.pod, c.workload, action)
+        return action
+
+    def _cool(self) -> timedelta:
+        return timedelta(seconds=self.config.policy.budgets.workload_cooldown_seconds)
+
+    def _remember_rejected(self, uid: str, keep: int = 10_000) -> None:
+        self._rejected[uid] = None
+        while len(self._rejected) > keep:
+            self._rejected.popitem(last=False)
