@@ -119,6 +119,23 @@ def _ignore_404(call: Callable[[], object]) -> None:
             raise
 
 
+def _clear_store(admin: client.ApiClient) -> None:
+    """Delete every Recommendation an earlier suite left on the session's apiserver."""
+    custom = client.CustomObjectsApi(admin)
+    for item in custom.list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL)["items"]:
+        meta = item["metadata"]
+        _ignore_404(
+            partial(
+                custom.delete_namespaced_custom_object,
+                API_GROUP,
+                API_VERSION,
+                meta["namespace"],
+                PLURAL,
+                meta["name"],
+            )
+        )
+
+
 def _delete(admin: client.ApiClient, recs: tuple[Recommendation, ...]) -> None:
     """Leave the shared apiserver as found: the e2e suite writes its own Recommendations in shop and ml."""
     apps, custom = client.AppsV1Api(admin), client.CustomObjectsApi(admin)
@@ -151,7 +168,7 @@ def crd_console(
     work = tmp_path_factory.mktemp("crd-console")
     recs = _recommendations(prom, work / "absent.json")
     assert {r.target.cluster for r in recs} == {"", "east", "west"} and WEB in {r.target for r in recs}
-    _delete(admin_client, tuple(recs))  # what an earlier suite on this session's apiserver left there
+    _clear_store(admin_client)  # the console shows every Recommendation: only this module's are there
     _create_workloads(admin_client, recs)
     for rec in recs:
         put_recommendation(admin_client, rec)

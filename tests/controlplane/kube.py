@@ -167,14 +167,22 @@ def wait_for_pods(
     owner_name: str,
     count: int,
     timeout_s: float = 60.0,
+    *,
+    running: Callable[[Manifest], bool] | None = None,
 ) -> list[Manifest]:
-    """Waits until exactly `count` pods owned by owner_kind/owner_name are stored, and returns them."""
+    """Waits until exactly `count` pods owned by owner_kind/owner_name are stored, and returns them. With
+    `running`: only pods not being deleted count, and every one of them must pass it."""
 
     def check() -> list[Manifest] | None:
         pods = pods_owned_by(api_client, namespace, owner_kind, owner_name)
+        if running is not None:
+            pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+            if not all(running(p) for p in pods):
+                return None
         return pods if len(pods) == count else None
 
-    return wait_for(check, f"{count} pod(s) of {owner_kind} {namespace}/{owner_name}", timeout_s)
+    what = "Running pod(s)" if running is not None else "pod(s)"
+    return wait_for(check, f"{count} {what} of {owner_kind} {namespace}/{owner_name}", timeout_s)
 
 
 def create_namespace(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kubernetes import client
 
-from tests.controlplane.kube import Manifest, create_objects, pods_owned_by, to_dict, wait_for
+from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for, wait_for_pods
 
 STAGES_FILE = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
 # kwok manages only the Nodes carrying this annotation (so a bare Node a test creates stays kubelet-less).
@@ -115,13 +115,7 @@ def wait_for_running_pods(
     timeout_s: float = 60.0,
 ) -> list[Manifest]:
     """Waits until exactly `count` pods owned by owner_kind/owner_name exist and all are Running and Ready."""
-
-    def check() -> list[Manifest] | None:
-        pods = pods_owned_by(api_client, namespace, owner_kind, owner_name)
-        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-        return live if len(live) == count and all(is_running(p) for p in live) else None
-
-    return wait_for(check, f"{count} Running pod(s) of {owner_kind} {namespace}/{owner_name}", timeout_s)
+    return wait_for_pods(api_client, namespace, owner_kind, owner_name, count, timeout_s, running=is_running)
 
 
 def wait_for_pod_running(
