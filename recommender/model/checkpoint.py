@@ -1,0 +1,236 @@
+"""A compact, versioned serialisation of many UsageStates; a checkpoint is either whole and valid or refused.
+
+Layout (little-endian):
+    magic b"PSZUSAGE" | version u16 | settings length u32 | settings (canonical JSON) | states u32 |
+    body length u64 | body (zlib of the state records) | blake2b-128 of everything before it
+A state record: key (u16 length + JSON [cluster, namespace, kind, name, container]) | cpu_peak,
+memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 | days_mask u64 | OOM kills
+(u16 count, then at, bytes f64 each) | the cpu, memory, gpu activity and gpu framebuffer histograms,
+each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse).
+
+Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
+or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
+the reason and rebuilds from the source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+import zlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from podsizer.api.identity import WorkloadRef
+from recommender.model.histogram import (
+    ACTIVITY_BUCKETS,
+    CPU_BUCKETS,
+    FRAMEBUFFER_BUCKETS,
+    MEMORY_BUCKETS,
+    BucketScheme,
+    Histogram,
+)
+from recommender.model.usage_state import OomEvent, StateKey, UsageState
+
+MAGIC = b"PSZUSAGE"
+FORMAT_VERSION = 1
+_HEAD = struct.Struct("<8sHI")  # magic, version, settings length
+_COUNTS = struct.Struct("<IQ")  # states, body length
+_SCALARS = struct.Struct("<ddddqqQ")
+_DIGEST = 16
+SCHEMES = (CPU_BUCKETS, MEMORY_BUCKETS, ACTIVITY_BUCKETS, FRAMEBUFFER_BUCKETS)
+"""The histograms of a state in record order: cpu, memory, gpu activity, gpu framebuffer."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that must not be trusted; the subclass and message say why."""
+
+
+class TruncatedCheckpoint(CheckpointError):
+    """Shorter than its header says."""
+
+
+class CorruptCheckpoint(CheckpointError):
+    """Not a usage checkpoint, a checksum mismatch, or content that does not parse."""
+
+
+class IncompatibleVersion(CheckpointError):
+    """Written in another format version."""
+
+
+class ChangedSettings(CheckpointError):
+    """Written under settings that give other histograms (half-life, step, buckets)."""
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """The settings a state depends on: a checkpoint written under others is refused."""
+
+    half_life_s: float | None
+    step_s: float
+    buckets: tuple[str, ...] = tuple(s.describe() for s in SCHEMES)
+
+    def encode(self) -> bytes:
+        """Canonical JSON (sorted keys)."""
+        fields = asdict(self)
+        fields["half_life_s"] = float(self.half_life_s) if self.half_life_s else None  # 0 and None: no decay
+        fields["step_s"] = float(self.step_s)
+        return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _hist_bytes(h: Histogram | None) -> bytes:
+    if h is None or h.is_empty():
+        return b"\x00"
+    idx, w = h.nonzero()
+    return (
+        struct.pack("<BdH", 1, h.reference, idx.size)
+        + idx.astype("<u2").tobytes()
+        + w.astype("<f4").tobytes()
+    )
+
+
+def _record(key: StateKey, s: UsageState) -> bytes:
+    w = key.workload
+    name = json.dumps([w.cluster, w.namespace, w.kind, w.name, key.container]).encode()
+    ooms = [struct.pack("<H", len(s.ooms))] + [struct.pack("<dd", o.at, o.memory_bytes) for o in s.ooms]
+    scalars = _SCALARS.pack(
+        s.cpu_peak, s.memory_peak, s.first_seen, s.last_seen, s.samples, s.newest_day, s.days_mask
+    )
+    hists = (s.cpu, s.memory, s.gpu_activity, s.gpu_framebuffer)
+    return b"".join([struct.pack("<H", len(name)), name, scalars, *ooms, *map(_hist_bytes, hists)])
+
+
+def dumps(states: Mapping[StateKey, UsageState], settings: CheckpointSettings) -> bytes:
+    """The checkpoint of `states` (ValueError unless every one's half-life is the settings')."""
+    half = settings.half_life_s or None
+    if any((s.half_life_s or None) != half for s in states.values()):
+        raise ValueError(f"every state must decay with the settings' half-life {half}")
+    packer = zlib.compressobj(6)
+    body = b"".join([*(packer.compress(_record(k, states[k])) for k in sorted(states)), packer.flush()])
+    head = settings.encode()
+    data = _HEAD.pack(MAGIC, FORMAT_VERSION, len(head)) + head + _COUNTS.pack(len(states), len(body)) + body
+    return data + hashlib.blake2b(data, digest_size=_DIGEST).digest()
+
+
+class _Reader:
+    """Reads a record body front to back; running past its end is corruption."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.data):
+            raise CorruptCheckpoint("a state record runs past the end of the body")
+        out = self.data[self.at : self.at + n]
+        self.at += n
+        return out
+
+    def unpack(self, fmt: struct.Struct) -> tuple[float | int, ...]:
+        return fmt.unpack(self.take(fmt.size))
+
+
+_U8, _U16, _HIST, _OOM = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<dH"), struct.Struct("<dd")
+
+
+def _read_hist(r: _Reader, scheme: BucketScheme, half_life_s: float | None) -> Histogram | None:
+    if r.unpack(_U8)[0] == 0:
+        return None
+    reference, n = r.unpack(_HIST)
+    idx = np.frombuffer(r.take(2 * int(n)), dtype="<u2").astype(np.intp)
+    w = np.frombuffer(r.take(4 * int(n)), dtype="<f4").astype(np.float32)
+    if not math.isfinite(reference) or (
+        idx.size and (idx.max() >= scheme.count or (np.diff(idx) <= 0).any())
+    ):
+        raise CorruptCheckpoint("a histogram's reference time or bucket indices are out of range")
+    if not (np.isfinite(w).all() and (w > 0).all()):
+        raise CorruptCheckpoint("a histogram has a non-finite or non-positive weight")
+    weights = np.zeros(scheme.count, dtype=np.float32)
+    weights[idx] = w
+    return Histogram(scheme, half_life_s, weights, float(reference))
+
+
+def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageState]:
+    (length,) = r.unpack(_U16)
+    cluster, namespace, kind, name, container = json.loads(r.take(int(length)))
+    key = StateKey(WorkloadRef(namespace, kind, name, cluster), container)
+    cpu_peak, mem_peak, first, last, samples, day, mask = r.unpack(_SCALARS)
+    (n_ooms,) = r.unpack(_U16)
+    ooms = tuple(OomEvent(*map(float, r.unpack(_OOM))) for _ in range(int(n_ooms)))
+    cpu, mem, act, fb = (_read_hist(r, scheme, half_life_s) for scheme in SCHEMES)
+    state = UsageState.empty(half_life_s)
+    state.cpu, state.memory = cpu or state.cpu, mem or state.memory
+    state.gpu_activity, state.gpu_framebuffer = act, fb
+    state.cpu_peak, state.memory_peak, state.first_seen, state.last_seen = cpu_peak, mem_peak, first, last
+    state.samples, state.newest_day, state.days_mask, state.ooms = int(samples), int(day), int(mask), ooms
+    return key, state
+
+
+def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes]:
+    """(states, uncompressed body) once length, magic, version, checksum and settings are right."""
+    if len(data) < _HEAD.size:
+        raise TruncatedCheckpoint(f"{len(data)} bytes, shorter than the {_HEAD.size}-byte header")
+    magic, version, head_len = _HEAD.unpack_from(data)
+    if magic != MAGIC:
+        raise CorruptCheckpoint("not a podsizer usage checkpoint (bad magic)")
+    if version != FORMAT_VERSION:
+        raise IncompatibleVersion(f"format version {version}, this build reads version {FORMAT_VERSION}")
+    at = _HEAD.size + head_len
+    if len(data) < at + _COUNTS.size:
+        raise TruncatedCheckpoint("ends inside the header")
+    count, body_len = _COUNTS.unpack_from(data, at)
+    end = at + _COUNTS.size + body_len
+    if len(data) < end + _DIGEST:
+        raise TruncatedCheckpoint(f"{len(data)} bytes, the header says {end + _DIGEST}")
+    if len(data) > end + _DIGEST:
+        raise CorruptCheckpoint(f"{len(data) - end - _DIGEST} bytes after the checksum")
+    if hashlib.blake2b(data[:end], digest_size=_DIGEST).digest() != data[end:]:
+        raise CorruptCheckpoint("checksum mismatch")
+    if data[_HEAD.size : at] != expected.encode():
+        raise ChangedSettings(
+            f"written under {data[_HEAD.size : at].decode(errors='replace')}, now {expected}"
+        )
+    try:
+        return int(count), zlib.decompress(data[at + _COUNTS.size : end])
+    except zlib.error as exc:
+        raise CorruptCheckpoint(f"body does not decompress: {exc}") from exc
+
+
+def loads(data: bytes, expected: CheckpointSettings) -> dict[StateKey, UsageState]:
+    """Every state of a checkpoint written under `expected`; CheckpointError (which one says why) else."""
+    count, body = _checked_body(data, expected)
+    r = _Reader(body)
+    out: dict[StateKey, UsageState] = {}
+    try:
+        for _ in range(count):
+            key, state = _read_state(r, expected.half_life_s)
+            out[key] = state
+    except (ValueError, TypeError, struct.error) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        raise CorruptCheckpoint(f"a state record does not parse: {exc}") from exc
+    if r.at != len(body) or len(out) != count:
+        raise CorruptCheckpoint("the body holds other than the stated number of states")
+    return out
+
+
+def save(path: Path, states: Mapping[StateKey, UsageState], settings: CheckpointSettings) -> int:
+    """Writes the checkpoint atomically (a temporary file renamed over `path`); returns its size."""
+    data = dumps(states, settings)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+    return len(data)
+
+
+def load(path: Path, expected: CheckpointSettings) -> dict[StateKey, UsageState]:
+    """The states of the checkpoint file at `path` (loads); OSError when it cannot be read."""
+    return loads(path.read_bytes(), expected)

@@ -1,0 +1,174 @@
+"""Usage checkpoints (recommender.model.checkpoint): a round trip keeps every state exactly; a truncated,
+corrupt, other-version or other-settings checkpoint is refused with an error naming why."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.quality.prom import dataset
+from bench.quality.traces import generate
+from recommender.model.checkpoint import (
+    FORMAT_VERSION,
+    ChangedSettings,
+    CheckpointError,
+    CheckpointSettings,
+    CorruptCheckpoint,
+    IncompatibleVersion,
+    TruncatedCheckpoint,
+    dumps,
+    load,
+    loads,
+    save,
+)
+from recommender.model.histogram import Histogram
+from recommender.model.state_build import build_states
+from recommender.model.usage_state import StateKey, UsageState
+
+SETTINGS = CheckpointSettings(half_life_s=86400.0, step_s=60.0)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def states() -> dict[StateKey, UsageState]:
+    return build_states(dataset(generate(), NOW))
+
+
+@pytest.fixture(scope="module")
+def blob(states: dict[StateKey, UsageState]) -> bytes:
+    return dumps(states, SETTINGS)
+
+
+def same_histogram(a: Histogram | None, b: Histogram | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return np.array_equal(a.weights, b.weights) and (a.reference == b.reference or a.is_empty())
+
+
+def fields(s: UsageState) -> tuple[object, ...]:
+    return (
+        s.cpu_peak,
+        s.memory_peak,
+        s.first_seen,
+        s.last_seen,
+        s.samples,
+        s.days_mask,
+        s.newest_day,
+        s.ooms,
+    )
+
+
+def reseal(data: bytes) -> bytes:
+    """The checkpoint with its checksum recomputed (content changes that the checksum would catch)."""
+    return data[:-16] + hashlib.blake2b(data[:-16], digest_size=16).digest()
+
+
+def test_round_trip_keeps_every_state_exactly(states: dict[StateKey, UsageState], blob: bytes) -> None:
+    back = loads(blob, SETTINGS)
+    assert sorted(back) == sorted(states)
+    for key, s in states.items():
+        b = back[key]
+        assert fields(b) == fields(s)
+        for h1, h2 in ((s.cpu, b.cpu), (s.memory, b.memory), (s.gpu_activity, b.gpu_activity)):
+            assert same_histogram(h1, h2)
+        assert same_histogram(s.gpu_framebuffer, b.gpu_framebuffer)
+        assert b.cpu.percentile(0.9) == s.cpu.percentile(0.9)
+    assert any(s.ooms for s in back.values()) and any(s.gpu_activity for s in back.values())
+
+
+def test_checkpoint_is_compact(states: dict[StateKey, UsageState], blob: bytes) -> None:
+    assert len(blob) / len(states) < 1024  # sparse buckets, compressed
+
+
+def test_save_and_load_a_file(tmp_path: Path, states: dict[StateKey, UsageState]) -> None:
+    path = tmp_path / "usage.ckpt"
+    size = save(path, states, SETTINGS)
+    assert path.stat().st_size == size
+    assert sorted(load(path, SETTINGS)) == sorted(states)
+    assert not (tmp_path / "usage.ckpt.tmp").exists()
+
+
+@pytest.mark.parametrize("keep", [0, 5, 13, 40, -17, -1])
+def test_a_truncated_checkpoint_is_refused(blob: bytes, keep: int) -> None:
+    with pytest.raises(TruncatedCheckpoint):
+        loads(blob[:keep], SETTINGS)
+
+
+def test_a_flipped_byte_is_refused_as_corrupt(blob: bytes) -> None:
+    broken = bytearray(blob)
+    broken[len(blob) // 2] ^= 0x40
+    with pytest.raises(CorruptCheckpoint, match="checksum"):
+        loads(bytes(broken), SETTINGS)
+
+
+def test_another_file_is_refused_as_corrupt(blob: bytes) -> None:
+    with pytest.raises(CorruptCheckpoint, match="magic"):
+        loads(b"NOTMAGIC" + blob[8:], SETTINGS)
+
+
+def test_trailing_bytes_are_refused_as_corrupt(blob: bytes) -> None:
+    with pytest.raises(CorruptCheckpoint, match="after the checksum"):
+        loads(blob + b"\x00", SETTINGS)
+
+
+def test_a_record_that_does_not_parse_is_refused_even_with_a_valid_checksum(blob: bytes) -> None:
+    head_len = struct.unpack_from("<I", blob, 10)[0]
+    at = 14 + head_len
+    count = struct.unpack_from("<I", blob, at)[0]
+    body = zlib.compress(b"\x05\x00[1,2" + b"\x00" * 50)
+    forged = blob[:at] + struct.pack("<IQ", count, len(body)) + body + b"\x00" * 16
+    with pytest.raises(CorruptCheckpoint, match=r"does not parse|runs past"):
+        loads(reseal(forged), SETTINGS)
+
+
+def test_a_body_with_fewer_states_than_stated_is_refused(blob: bytes) -> None:
+    head_len = struct.unpack_from("<I", blob, 10)[0]
+    at = 14 + head_len
+    count = struct.unpack_from("<I", blob, at)[0]
+    forged = blob[:at] + struct.pack("<I", count + 1) + blob[at + 4 :]
+    with pytest.raises(CorruptCheckpoint):
+        loads(reseal(forged), SETTINGS)
+
+
+def test_another_format_version_is_refused(blob: bytes) -> None:
+    forged = blob[:8] + struct.pack("<H", FORMAT_VERSION + 1) + blob[10:]
+    with pytest.raises(IncompatibleVersion, match=f"version {FORMAT_VERSION + 1}"):
+        loads(reseal(forged), SETTINGS)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        CheckpointSettings(half_life_s=3600.0, step_s=60.0),
+        CheckpointSettings(half_life_s=None, step_s=60.0),
+        CheckpointSettings(half_life_s=86400.0, step_s=300.0),
+        CheckpointSettings(
+            half_life_s=86400.0, step_s=60.0, buckets=("exp:first=0.01:ratio=1.05:count=100",)
+        ),
+    ],
+)
+def test_a_checkpoint_written_under_other_settings_is_refused(blob: bytes, other: CheckpointSettings) -> None:
+    with pytest.raises(ChangedSettings, match="written under"):
+        loads(blob, other)
+
+
+def test_every_refusal_is_a_checkpoint_error() -> None:
+    for kind in (TruncatedCheckpoint, CorruptCheckpoint, IncompatibleVersion, ChangedSettings):
+        assert issubclass(kind, CheckpointError)
+
+
+def test_equal_settings_written_as_int_or_float_are_the_same(blob: bytes) -> None:
+    assert sorted(loads(blob, CheckpointSettings(half_life_s=86400, step_s=60))) == sorted(
+        loads(blob, SETTINGS)
+    )
+
+
+def test_states_of_another_half_life_are_not_written(states: dict[StateKey, UsageState]) -> None:
+    with pytest.raises(ValueError, match="half-life"):
+        dumps(states, CheckpointSettings(half_life_s=3600.0, step_s=60.0))

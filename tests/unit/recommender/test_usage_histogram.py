@@ -1,0 +1,189 @@
+"""Decaying histograms (recommender.model.histogram): buckets, percentiles within one bucket of the exact
+weighted percentile, decay by half-life, moving the reference time, merging."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recommender.model import FloatArray
+from recommender.model.histogram import (
+    CPU_BUCKETS,
+    MAX_EXPONENT,
+    MEMORY_BUCKETS,
+    BucketScheme,
+    Histogram,
+)
+from tests.support.hypo import examples
+
+DAY = 86400.0
+
+
+def step_quantile(values: FloatArray, weights: FloatArray, q: float) -> float:
+    """The exact weighted q-quantile: the smallest sample whose cumulative weight reaches q * total."""
+    order = np.argsort(values, kind="stable")
+    v, cum = values[order], np.cumsum(weights[order])
+    if q == 0.0:
+        return float(v[0])
+    return float(v[min(int(np.searchsorted(cum, q * cum[-1], side="left")), v.size - 1)])
+
+
+def bucket_edges(scheme: BucketScheme, value: float) -> tuple[float, float]:
+    i = int(scheme.index(np.array([value]))[0])
+    lo, hi = scheme.starts()[i : i + 2]
+    return float(lo), float(hi)
+
+
+# ---- buckets ----------------------------------------------------------------------------------------
+
+
+def test_cpu_buckets_cover_a_millicore_to_a_thousand_cores_at_five_percent() -> None:
+    edges = CPU_BUCKETS.starts()
+    assert edges[1] == pytest.approx(0.001)
+    assert edges[-2] >= 1000.0
+    widths = np.diff(edges)[1:]
+    assert (widths / edges[1:-1]).min() >= 0.05 - 1e-12
+    assert widths[-1] / edges[-2] == pytest.approx(0.05, rel=0.01)
+
+
+def test_memory_buckets_cover_a_mebibyte_to_four_tebibytes() -> None:
+    edges = MEMORY_BUCKETS.starts()
+    assert edges[1] == pytest.approx(2.0**20)
+    assert edges[-2] >= 4.0 * 2**40
+    assert MEMORY_BUCKETS.count < 300
+
+
+def test_negative_values_land_in_the_first_bucket_and_huge_ones_in_the_last() -> None:
+    idx = CPU_BUCKETS.index(np.array([-5.0, 0.0, 1e9]))
+    assert idx.tolist() == [0, 0, CPU_BUCKETS.count - 1]
+
+
+@given(st.floats(0.0, 1000.0))
+@settings(max_examples=examples(400))
+def test_every_value_lies_in_its_bucket_and_the_bucket_is_within_resolution(v: float) -> None:
+    lo, hi = bucket_edges(CPU_BUCKETS, v)
+    assert lo - 1e-12 <= v <= hi + 1e-12
+    assert hi - lo <= CPU_BUCKETS.resolution(v) + 1e-12
+
+
+# ---- percentiles ------------------------------------------------------------------------------------
+
+samples = st.lists(
+    st.tuples(st.floats(0.0, 1000.0), st.integers(1, 8)), min_size=1, max_size=200
+)  # (cores, integer weight: sums are exact, so ties resolve alike on both sides)
+
+
+@given(samples, st.floats(0.0, 1.0))
+@settings(max_examples=examples(600))
+def test_percentile_lies_in_the_bucket_of_the_exact_weighted_percentile(
+    pairs: list[tuple[float, int]], q: float
+) -> None:
+    values = np.array([v for v, _ in pairs])
+    weights = np.array([w for _, w in pairs], dtype=np.float64)
+    h = Histogram(CPU_BUCKETS, None)
+    h.add_many(values, weights, np.zeros(values.size))
+    exact = step_quantile(values, weights, q)
+    lo, hi = bucket_edges(CPU_BUCKETS, exact)
+    got = h.percentile(q)
+    assert lo <= got <= hi
+    assert abs(got - exact) <= CPU_BUCKETS.resolution(exact)
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.0, 1000.0), st.floats(0.0, 14 * DAY)), min_size=1, max_size=200),
+    st.floats(0.01, 0.99),
+)
+@settings(max_examples=examples(400))
+def test_decayed_percentile_is_within_resolution_of_the_exact_decayed_percentile(
+    pairs: list[tuple[float, float]], q: float
+) -> None:
+    """Weights 2^(age / 1 day) as recency.age_weights gives them; float32 weights may move a near-tie
+    across its neighbour, so the bound is taken over the exact percentiles at q -/+ 1e-5."""
+    values, at = np.array([v for v, _ in pairs]), np.array([t for _, t in pairs])
+    h = Histogram(CPU_BUCKETS, DAY)
+    h.add_many(values, 1.0, at)
+    weights = np.exp2((at - at.max()) / DAY)
+    low = bucket_edges(CPU_BUCKETS, step_quantile(values, weights, max(0.0, q - 1e-5)))[0]
+    high = bucket_edges(CPU_BUCKETS, step_quantile(values, weights, min(1.0, q + 1e-5)))[1]
+    assert low <= h.percentile(q) <= high
+
+
+def test_one_sample_at_a_time_equals_adding_them_at_once() -> None:
+    rng = np.random.default_rng(3)
+    values, at = rng.gamma(2.0, 0.3, 500), np.sort(rng.uniform(0, 3 * DAY, 500))
+    one, many = Histogram(CPU_BUCKETS, DAY), Histogram(CPU_BUCKETS, DAY)
+    for v, t in zip(values.tolist(), at.tolist(), strict=True):
+        one.add(v, 1.0, t)
+    many.add_many(values, 1.0, at)
+    one.rereference(many.reference)
+    np.testing.assert_allclose(one.weights, many.weights, rtol=1e-5)
+
+
+def test_an_empty_histogram_has_no_percentile_and_ignores_gaps() -> None:
+    h = Histogram(CPU_BUCKETS, DAY)
+    h.add(math.nan, 1.0, 0.0)
+    h.add(1.0, 0.0, 0.0)
+    h.add_many(np.array([math.nan, math.inf]), 1.0, np.array([0.0, 1.0]))
+    assert h.is_empty()
+    assert h.total_weight() == 0.0
+    with pytest.raises(ValueError, match="empty"):
+        h.percentile(0.5)
+
+
+def test_a_percentile_outside_zero_to_one_is_refused() -> None:
+    h = Histogram(CPU_BUCKETS, None)
+    h.add(1.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="within"):
+        h.percentile(1.5)
+
+
+# ---- decay ------------------------------------------------------------------------------------------
+
+
+def test_a_sample_one_half_life_older_weighs_half() -> None:
+    h = Histogram(CPU_BUCKETS, DAY)
+    h.add(1.0, 1.0, 2 * DAY)
+    h.add(1.0, 1.0, DAY)
+    assert h.total_weight() == pytest.approx(1.5)
+
+
+def test_far_newer_samples_move_the_reference_and_keep_weights_finite() -> None:
+    h = Histogram(CPU_BUCKETS, DAY)
+    h.add(0.1, 1.0, 0.0)
+    late = (MAX_EXPONENT + 8) * DAY
+    h.add(2.0, 1.0, late)
+    assert h.reference == late
+    assert np.isfinite(h.weights).all()
+    assert h.total_weight() == pytest.approx(1.0 + 2.0 ** -(MAX_EXPONENT + 8), rel=1e-6)
+    assert h.percentile(0.5) == pytest.approx(2.0, rel=0.05)
+
+
+def test_moving_the_reference_keeps_every_percentile() -> None:
+    rng = np.random.default_rng(5)
+    h = Histogram(MEMORY_BUCKETS, DAY)
+    h.add_many(rng.uniform(1e8, 4e9, 2000), 1.0, rng.uniform(0, 7 * DAY, 2000))
+    before = [h.percentile(q) for q in (0.5, 0.9, 0.99)]
+    h.rereference(h.reference + 5 * DAY)
+    after = [h.percentile(q) for q in (0.5, 0.9, 0.99)]
+    np.testing.assert_allclose(after, before, rtol=1e-6)
+
+
+def test_merging_equals_adding_both_halves_to_one_histogram() -> None:
+    rng = np.random.default_rng(7)
+    values, at = rng.gamma(2.0, 0.5, 1000), rng.uniform(0, 7 * DAY, 1000)
+    whole, a, b = Histogram(CPU_BUCKETS, DAY), Histogram(CPU_BUCKETS, DAY), Histogram(CPU_BUCKETS, DAY)
+    whole.add_many(values, 1.0, at)
+    a.add_many(values[:500], 1.0, at[:500])
+    b.add_many(values[500:], 1.0, at[500:])
+    a.merge(b)
+    a.rereference(whole.reference)
+    np.testing.assert_allclose(a.weights, whole.weights, rtol=1e-5, atol=1e-30)
+
+
+def test_histograms_of_other_schemes_do_not_merge() -> None:
+    with pytest.raises(ValueError, match="different"):
+        Histogram(CPU_BUCKETS, DAY).merge(Histogram(MEMORY_BUCKETS, DAY))
