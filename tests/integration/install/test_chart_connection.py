@@ -56,3 +56,37 @@ def test_by_default_only_the_url_is_rendered(render: Render) -> None:
 def test_bad_connection_values_are_refused_by_the_schema(render: Render, bad: str) -> None:
     with pytest.raises(AssertionError, match=r"values don.t meet the specifications"):
         render(Scenario("prometheus-bad", sets=(bad,)))
+
+
+SECRETS = (
+    "recommender.prometheus.caSecret=prom-ca",
+    "recommender.prometheus.basicAuthUser=reader",
+    "recommender.prometheus.basicAuthPasswordSecret=prom-password",
+    "recommender.prometheus.clientCertSecret=prom-client-tls",
+)
+
+
+def test_connection_secrets_are_mounted_where_their_file_settings_point(render: Render) -> None:
+    docs = render(Scenario("prometheus-secrets", sets=(*CONSOLE, *SECRETS)))
+    for name, role in (("podsizer-recommender", RecommenderSettings), ("podsizer-console", ConsoleSettings)):
+        dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == name)
+        pod = dep["spec"]["template"]["spec"]
+        secret_of = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v}
+        mounted = {m["mountPath"]: secret_of.get(m["name"]) for m in pod["containers"][0]["volumeMounts"]}
+        settings = load(role, env=_env(docs, name))
+        files = {
+            settings.prometheus_ca_file: ("prom-ca", "ca.crt"),
+            settings.prometheus_basic_auth_password_file: ("prom-password", "password"),
+            settings.prometheus_client_cert_file: ("prom-client-tls", "tls.crt"),
+            settings.prometheus_client_key_file: ("prom-client-tls", "tls.key"),
+        }
+        for path, (secret, key) in files.items():
+            assert path is not None and path.name == key, (name, path)
+            assert mounted[str(path.parent)] == secret, (name, path, mounted)
+
+
+def test_a_secret_and_the_file_setting_it_supplies_together_are_refused(render: Render) -> None:
+    both = ("recommender.prometheus.caSecret=prom-ca", "recommender.prometheus.caFile=/etc/ca.pem")
+    refused = r"caSecret and recommender\.prometheus\.caFile both name the file"
+    with pytest.raises(AssertionError, match=refused):
+        render(Scenario("prometheus-secret-and-file", sets=both))
