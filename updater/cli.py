@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from podsizer.informer import Informer
+from podsizer.kubeconfig import in_cluster_api_client
 from podsizer.leader import AlwaysLeader, LeaderElector, Leadership, LeaseApi
 from podsizer.settings import UpdaterSettings, load_from_args, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
@@ -68,20 +69,6 @@ def config_of(settings: UpdaterSettings) -> UpdaterConfig:
     )
     excluded = frozenset(settings.updater_excluded_namespaces)
     return UpdaterConfig(policy, settings.update_mode, settings.updater_dry_run, excluded)
-
-
-def _api_client(settings: UpdaterSettings) -> Any:
-    from kubernetes import client, config
-
-    try:
-        if settings.kubeconfig is not None:
-            config.load_kube_config(config_file=str(settings.kubeconfig))
-        else:
-            config.load_incluster_config()
-    except Exception as exc:
-        msg = f"cannot configure the Kubernetes client ({settings.kubeconfig or 'in-cluster'}): {exc}"
-        raise setting_error("kubeconfig", msg) from exc
-    return client.ApiClient()
 
 
 def _identity(settings: UpdaterSettings) -> str:
@@ -162,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if settings.store != "crd":
         raise setting_error("store", "the updater reads Recommendations from the crd store: set it to crd")
-    api_client = _api_client(settings)
+    api_client = in_cluster_api_client(settings.kubeconfig)
     stop = threading.Event()
     holder, owners, cache, pods = (
         SnapshotHolder(cluster_name=settings.cluster_name),

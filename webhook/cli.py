@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
 
+from podsizer.kubeconfig import in_cluster_api_client
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
@@ -54,19 +55,11 @@ def run(args: argparse.Namespace) -> int:
         file_loader = FileStoreLoader(settings.store_file, holder, _utcnow, settings.store_poll_interval)
         file_loader.start()
     else:
-        from kubernetes import client, config
-
-        try:
-            if settings.kubeconfig is not None:
-                config.load_kube_config(config_file=str(settings.kubeconfig))
-            else:
-                config.load_incluster_config()
-        except Exception as exc:
-            msg = f"cannot configure the Kubernetes client ({settings.kubeconfig or 'in-cluster'}): {exc}"
-            raise setting_error("kubeconfig", msg) from exc
         cache = MetadataCache()
         metadata = cache
-        start_cluster_watches(client.ApiClient(), holder, owners, cache, _utcnow, stop)
+        start_cluster_watches(
+            in_cluster_api_client(settings.kubeconfig), holder, owners, cache, _utcnow, stop
+        )
     registry = CollectorRegistry()
     watch_certificate(tls, registry, stop, _utcnow)
     app = create_app(settings, holder, owners, registry, _utcnow, metadata)

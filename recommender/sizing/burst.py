@@ -22,16 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from recommender.model import ContainerUsage, Quantiles
-from recommender.sizing.estimators import Estimate, Estimator, fmt
+from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator, fmt
 from recommender.sizing.policy import SizingPolicy
 
-_POINTS: tuple[tuple[float, str], ...] = (
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.95, "p95"),
-    (0.99, "p99"),
-    (1.0, "max"),
-)
 _SUSTAINED = ((0.95, "p95"), (0.9, "p90"), (0.5, "p50"))  # sustained-level candidates, highest first
 
 
@@ -80,7 +73,7 @@ def share_above(q: Quantiles, value: float) -> float:
     0.5 at or below the median: the stored points tell nothing finer below it)."""
     if value < q.p50:
         return 0.5
-    for (p_lo, a_lo), (p_hi, a_hi) in itertools.pairwise(_POINTS):
+    for (p_lo, a_lo), (p_hi, a_hi) in itertools.pairwise(QUANTILE_POINTS):
         lo, hi = float(getattr(q, a_lo)), float(getattr(q, a_hi))
         if value <= hi:
             f = p_hi if hi <= lo else p_lo + (p_hi - p_lo) * (value - lo) / (hi - lo)

@@ -14,7 +14,7 @@ from recommender.model import ContainerUsage, Quantiles
 Resource = Literal["cpu", "memory"]
 
 # The points a Quantiles carries, as (probability, attribute).
-_POINTS: tuple[tuple[float, str], ...] = (
+QUANTILE_POINTS: tuple[tuple[float, str], ...] = (
     (0.5, "p50"),
     (0.9, "p90"),
     (0.95, "p95"),
@@ -46,7 +46,7 @@ def quantile_at(q: Quantiles, percentile: float) -> float:
     """
     if not 0.5 <= percentile <= 1.0:
         raise ValueError(f"percentile must be within [0.5, 1.0], got {percentile}")
-    for (p_lo, a_lo), (p_hi, a_hi) in itertools.pairwise(_POINTS):
+    for (p_lo, a_lo), (p_hi, a_hi) in itertools.pairwise(QUANTILE_POINTS):
         if p_lo <= percentile <= p_hi:
             lo, hi = float(getattr(q, a_lo)), float(getattr(q, a_hi))
             return lo + (hi - lo) * (percentile - p_lo) / (p_hi - p_lo)

@@ -6,7 +6,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,48 @@ class Server:
 
 
 @contextmanager
+def serving(
+    name: str, argv: Sequence[str], port: int, health_path: str, log_path: Path, ready_timeout: float
+) -> Iterator[Server]:
+    """Runs `argv` (a server on 127.0.0.1:`port`, its output in `log_path`) until the block exits. Ready once
+    `health_path` answers 200; an exit or `ready_timeout` before that raises with the log's tail."""
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(list(argv), stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_ready(proc, name, url + health_path, log_path, ready_timeout)
+            yield Server(url, proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_ready(
+    proc: subprocess.Popen[bytes], name: str, health_url: str, log_path: Path, timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}: {_tail(log_path)}")
+        try:
+            if httpx.get(health_url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} not ready after {timeout}s: {_tail(log_path)}")
+        time.sleep(0.1)
+
+
+def _tail(log_path: Path) -> str:
+    return log_path.read_text(errors="replace")[-2000:]
+
+
+@contextmanager
 def running_prometheus(
     data_dir: Path, retention_days: int, *, ready_timeout: float = 60.0
 ) -> Iterator[Server]:
@@ -36,48 +78,19 @@ def running_prometheus(
     config = data_dir.parent / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
     port = free_port()
-    log = (data_dir.parent / "prometheus.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={data_dir}",
-            f"--storage.tsdb.retention.time={retention_days}d",
-            "--storage.tsdb.min-block-duration=2h",
-            "--storage.tsdb.max-block-duration=2h",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--log.level=warn",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"prometheus exited with {proc.returncode}: {_tail(data_dir)}")
-            try:
-                if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus not ready after {ready_timeout}s: {_tail(data_dir)}")
-            time.sleep(0.1)
-        yield Server(url, proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def _tail(data_dir: Path) -> str:
-    return (data_dir.parent / "prometheus.log").read_text(errors="replace")[-2000:]
+    argv = [
+        PROMETHEUS,
+        f"--config.file={config}",
+        f"--storage.tsdb.path={data_dir}",
+        f"--storage.tsdb.retention.time={retention_days}d",
+        "--storage.tsdb.min-block-duration=2h",
+        "--storage.tsdb.max-block-duration=2h",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+    ]
+    log_path = data_dir.parent / "prometheus.log"
+    with serving("prometheus", argv, port, "/-/ready", log_path, ready_timeout) as server:
+        yield server
 
 
 def rss_bytes(pid: int) -> int:

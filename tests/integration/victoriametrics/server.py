@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from tests.integration.prometheus.server import free_port
+from tests.integration.prometheus.server import Server, free_port, serving
 
 VICTORIA_METRICS = "/usr/bin/victoria-metrics"
 RETENTION = "100y"
 """Back-dated samples older than -retentionPeriod are dropped silently; history is days old, so keep all."""
-
-
-@dataclass(frozen=True)
-class Server:
-    url: str
-    pid: int
 
 
 @contextmanager
@@ -35,52 +27,18 @@ def running_victoria_metrics(data_dir: Path, *, ready_timeout: float = 60.0) -> 
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    argv = [
+        VICTORIA_METRICS,
+        f"-storageDataPath={data_dir}",
+        f"-retentionPeriod={RETENTION}",
+        f"-httpListenAddr=127.0.0.1:{port}",
+        "-search.latencyOffset=0s",
+        "-search.disableCache",
+        "-loggerLevel=WARN",
+    ]
     log_path = data_dir.parent / "victoria-metrics.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [
-            VICTORIA_METRICS,
-            f"-storageDataPath={data_dir}",
-            f"-retentionPeriod={RETENTION}",
-            f"-httpListenAddr=127.0.0.1:{port}",
-            "-search.latencyOffset=0s",
-            "-search.disableCache",
-            "-loggerLevel=WARN",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(proc, url, log_path, ready_timeout)
-        yield Server(url, proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, log_path: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"victoria-metrics exited with {proc.returncode}: {_tail(log_path)}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"victoria-metrics not ready after {timeout}s: {_tail(log_path)}")
-        time.sleep(0.1)
-
-
-def _tail(log_path: Path) -> str:
-    return log_path.read_text(errors="replace")[-2000:]
+    with serving("victoria-metrics", argv, port, "/health", log_path, ready_timeout) as server:
+        yield server
 
 
 def import_text(url: str, texts: Sequence[Path] | Sequence[str], *, workers: int = 2) -> None:
