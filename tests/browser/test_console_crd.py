@@ -43,7 +43,7 @@ from podsizer.podspec import CurrentResources
 from podsizer.settings import ConsoleSettings, load
 from recommender.sizing.engine import recommend
 from tests.browser.conftest import BackfilledPrometheus
-from tests.browser.test_console_pages import assert_shows, cell, screenshot
+from tests.browser.test_console_pages import assert_shows, assert_workload_facts, cell, screenshot
 from tests.controlplane.binaries import ROOT
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import ensure_namespace
@@ -348,21 +348,9 @@ def test_the_workload_page_shows_the_api_numbers_and_the_pod_plans_changes(
     body = _api(crd_console, "/api/workloads/shop/Deployment/web")
     w = body["workload"]
     rec = next(r for r in crd_console.recs if r.target == WEB)
-    assert (
-        browser.find_element(By.CSS_SELECTOR, '#facts [data-field="reason"]').text
-        == w["reason"]
-        == rec.reason
-    )
-    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="replicas"]').text == str(w["replicas"])
-    assert_shows(
-        browser.find_element(By.CSS_SELECTOR, '#facts [data-field="hourly_savings"]').text,
-        w["hourly_savings"],
-        "workload $/h",
-    )
-    for c in w["containers"]:
-        row = browser.find_element(By.CSS_SELECTOR, f'#containers tr[data-container="{c["name"]}"]')
-        assert_shows(cell(row, "cpu_planned"), c["planned_requests"].get("cpu"), "cpu new")
-        assert_shows(cell(row, "memory_planned"), c["planned_requests"].get("memory"), "memory new")
+    assert w["reason"] == rec.reason
+    rows = assert_workload_facts(browser, w)
+    for c, row in zip(w["containers"], rows, strict=True):
         assert_shows(cell(row, "memory_limit_planned"), c["planned_limits"].get("memory"), "limit new")
     plan_changes = _plan_changes(rec, w)
     shown = [

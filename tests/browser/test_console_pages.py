@@ -49,6 +49,25 @@ def cell(row: Any, field: str) -> str:
     return str(row.find_element(By.CSS_SELECTOR, f'[data-field="{field}"]').text)
 
 
+def assert_workload_facts(browser: WebDriver, w: dict[str, Any]) -> list[Any]:
+    """The workload page shows the API's replicas, reason and $/h, and per container the planned CPU and
+    memory requests; returns the container rows (in the API's order) for the caller's further checks."""
+    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="replicas"]').text == str(w["replicas"])
+    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="reason"]').text == w["reason"]
+    assert_shows(
+        browser.find_element(By.CSS_SELECTOR, '#facts [data-field="hourly_savings"]').text,
+        w["hourly_savings"],
+        "workload $/h",
+    )
+    rows = []
+    for c in w["containers"]:
+        row = browser.find_element(By.CSS_SELECTOR, f'#containers tr[data-container="{c["name"]}"]')
+        assert_shows(cell(row, "cpu_planned"), c["planned_requests"].get("cpu"), "cpu new")
+        assert_shows(cell(row, "memory_planned"), c["planned_requests"].get("memory"), "memory new")
+        rows.append(row)
+    return rows
+
+
 def screenshot(driver: WebDriver, path: Path) -> None:
     """A full-page PNG: grow the window to the page, capture, restore."""
     height = int(driver.execute_script("return document.documentElement.scrollHeight"))
@@ -195,17 +214,8 @@ def test_workload_page_shows_the_api_numbers_and_every_pod(
     WebDriverWait(browser, 10).until(lambda d: "/workloads/shop/Deployment/search" in d.current_url)
     body = api.get("/api/workloads/shop/Deployment/search").json()
     w = body["workload"]
-    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="replicas"]').text == str(w["replicas"])
-    assert browser.find_element(By.CSS_SELECTOR, '#facts [data-field="reason"]').text == w["reason"]
-    assert_shows(
-        browser.find_element(By.CSS_SELECTOR, '#facts [data-field="hourly_savings"]').text,
-        w["hourly_savings"],
-        "workload $/h",
-    )
-    for c in w["containers"]:
-        row = browser.find_element(By.CSS_SELECTOR, f'#containers tr[data-container="{c["name"]}"]')
-        assert_shows(cell(row, "cpu_planned"), c["planned_requests"].get("cpu"), "cpu new")
-        assert_shows(cell(row, "memory_planned"), c["planned_requests"].get("memory"), "memory new")
+    rows = assert_workload_facts(browser, w)
+    for c, row in zip(w["containers"], rows, strict=True):
         assert cell(row, "reason") == c["reason"]
     changes = browser.find_elements(By.CSS_SELECTOR, "#changes tbody tr")
     assert len(changes) == sum(len(c["changes"]) for c in w["containers"]) > 0
