@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from podsizer.podspec import Change, ContainerSlot, Field, Section, quantity
+from podsizer.podspec import Change, ContainerSlot, Field, Section, quantity, sidecar_indexes
 from podsizer.resources import CPU, CPU_MEMORY, MEMORY
 
 Amounts = Mapping[str, Decimal]
@@ -275,17 +275,6 @@ def _clamp(resource: str, value: Decimal, mn: Decimal | None, mx: Decimal | None
     return value
 
 
-def _sidecars(pod: Mapping[str, Any]) -> frozenset[int]:
-    """Indexes of init containers that are sidecars (restartPolicy Always): they run with the app."""
-    spec = pod.get("spec")
-    items = spec.get("initContainers") if isinstance(spec, Mapping) else None
-    if not isinstance(items, list):
-        return frozenset()
-    return frozenset(
-        i for i, c in enumerate(items) if isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
-    )
-
-
 def aggregate(
     slots: Sequence[ContainerSlot], value: Callable[[ContainerSlot], Decimal | None], sidecars: frozenset[int]
 ) -> Decimal:
@@ -331,7 +320,7 @@ class _Pod:
         self.slots = slots
         self.units = units
         self.cluster = cluster
-        self.sidecars = _sidecars(pod)
+        self.sidecars = sidecar_indexes(pod)
         self.requests, self.limits = _pod_bounds(pod)
 
     def _value(

@@ -203,3 +203,14 @@ def pod_template(
         spec["initContainers"] = init
     meta = {"annotations": dict(annotations or {}), "labels": dict(labels or {})}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def sidecar_indexes(pod: Mapping[str, Any]) -> frozenset[int]:
+    """Indexes of init containers that are sidecars (restartPolicy Always): they run with the app."""
+    spec = pod.get("spec")
+    items = spec.get("initContainers") if isinstance(spec, Mapping) else None
+    if not isinstance(items, list):
+        return frozenset()
+    return frozenset(
+        i for i, c in enumerate(items) if isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
+    )

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from podsizer.podspec import Change, quantity
+from podsizer.podspec import Change, quantity, sidecar_indexes
 from podsizer.resources import CPU_MEMORY
 
 
@@ -65,11 +65,5 @@ def significant(
 def running_changes(pod: Mapping[str, object], changes: Sequence[Change]) -> tuple[Change, ...]:
     """The changes that matter to a running pod: app containers and sidecars (init containers with
     restartPolicy Always); a finished init container's values no longer matter."""
-    sidecars = {i for i, c in enumerate(_init_containers(pod)) if c.get("restartPolicy") == "Always"}
+    sidecars = sidecar_indexes(pod)
     return tuple(c for c in changes if c.section == "containers" or c.index in sidecars)
-
-
-def _init_containers(pod: Mapping[str, object]) -> list[Mapping[str, object]]:
-    spec = pod.get("spec")
-    items = spec.get("initContainers") if isinstance(spec, Mapping) else None
-    return [c if isinstance(c, Mapping) else {} for c in items] if isinstance(items, list) else []
