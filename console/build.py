@@ -42,7 +42,8 @@ from podsizer.podspec import CurrentResources, Field
 from podsizer.policy import Mode as PlanMode
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
-from recommender.model import FloatArray, NodeInfo, UsageSnapshot
+from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
+from recommender.model.aggregate import gpu_activity
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
@@ -262,14 +263,6 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]], prices: PriceTab
     return tuple(out)
 
 
-def _activity(g: GpuSamples, signal: str) -> FloatArray | None:
-    if signal == "SM_ACTIVE":
-        return g.sm_active
-    if signal == "GR_ENGINE_ACTIVE":
-        return g.gr_engine_active
-    return None if g.gpu_util_percent is None else g.gpu_util_percent / 100.0
-
-
 def _gpu_label(g: GpuSamples) -> str:
     label = f"GPU {g.gpu_index}"
     return f"{label} MIG {g.mig_profile} #{g.mig_instance_id}" if g.mig_profile else label
@@ -288,7 +281,7 @@ def _pod_charts(
     pod: PodInfo,
     raw: RawDataset,
     row: WorkloadRow | None,
-    signal: str | None,
+    signal: ActivitySignal | None,
 ) -> tuple[Chart, ...]:
     containers = sorted(
         (s for s in raw.containers if s.namespace == pod.namespace and s.pod == pod.name),
@@ -331,7 +324,7 @@ def _pod_charts(
     if gpus:
         signal = signal or "SM_ACTIVE"
         act = tuple(
-            Line(_gpu_label(g), g.timestamps, a) for g in gpus if (a := _activity(g, signal)) is not None
+            Line(_gpu_label(g), g.timestamps, a) for g in gpus if (a := gpu_activity(g, signal)) is not None
         )
         if act:
             charts.append(Chart("gpu-activity", f"GPU activity ({signal})", "ratio", act))

@@ -91,7 +91,7 @@ def cluster_sources(
             )
         return [ClusterSource(own, InCluster(source, own) if own else source)]
     if not settings.cluster_label:
-        return [ClusterSource(own, _rewrapped(source, multi.for_cluster(own)))]
+        return [ClusterSource(own, rewrapped(source, multi.for_cluster(own)))]
     found = multi.clusters(start, end)
     if not found:
         log.warning("no container series carries the label %s in the window: no cluster to size",
@@ -103,7 +103,7 @@ def cluster_sources(
             "cluster %s: no container series with %s=%r in the window; clusters found: %s",
             name, settings.cluster_label, name, ", ".join(found) or "none",
         )  # fmt: skip
-    return [ClusterSource(c, _rewrapped(source, multi.for_cluster(c))) for c in wanted if c not in missing]
+    return [ClusterSource(c, rewrapped(source, multi.for_cluster(c))) for c in wanted if c not in missing]
 
 
 @runtime_checkable
@@ -122,12 +122,12 @@ def _multi(source: MetricsSource) -> MultiClusterSource | None:
     return source
 
 
-def _rewrapped(source: MetricsSource, inner: MetricsSource) -> MetricsSource:
+def rewrapped(source: MetricsSource, inner: MetricsSource) -> MetricsSource:
     """`inner` (one cluster's source) inside copies of the wrappers around `source`'s own (if any)."""
     if isinstance(source, MultiClusterSource) or not isinstance(source, Wrapper):
         return inner
     out = copy.copy(source)
-    out.inner = _rewrapped(source.inner, inner)
+    out.inner = rewrapped(source.inner, inner)
     return out
 
 

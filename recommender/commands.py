@@ -34,6 +34,8 @@ from recommender.runner import Bounds, RecommendFn, Runner, RunOutput, merge_run
 from recommender.wiring import Wiring, dcgm_of, sample_rejections, store_label
 
 if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
     from recommender.sizing.cost import PriceTable
 
 log = logging.getLogger("podsizer")
@@ -103,6 +105,8 @@ def one_run(
 
     now = settings.as_of or wiring.clock()
     source = wiring.source(settings, now)
+    if settings.from_checkpoint:
+        source = _from_checkpoint(settings, wiring, source)
     check_source(source, settings)  # the connectivity check: one line naming the setting, before any work
     prices = wiring.prices(settings)
     printer = ProgressPrinter(sys.stderr, sys.stderr.isatty()) if progress else None
@@ -118,6 +122,18 @@ def one_run(
             printer.finish()
     _report_rejections(source)
     return sized
+
+
+def _from_checkpoint(settings: RecommenderSettings, wiring: Wiring, source: MetricsSource) -> MetricsSource:
+    """The source read from the usage checkpoint on (no checkpoint: the whole window); never written back
+    (the `run` loop owns the checkpoint)."""
+    if settings.as_of is not None:
+        raise setting_error("from_checkpoint", "a checkpoint holds the present: it cannot be used with as_of")
+    if settings.source != "prometheus":
+        raise setting_error("from_checkpoint", f"only the prometheus source has one, not {settings.source}")
+    from recommender.incremental.wiring import incremental
+
+    return incremental(settings, source, lambda: wiring.api_client(settings.kubeconfig), None, save=False)
 
 
 def _size_clusters(
@@ -249,6 +265,15 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
     else:
         source = wiring.source(settings, wiring.clock())
     metrics = RecommenderMetrics(registry)
+    forget_models: Callable[[], None] | None = None
+    if settings.incremental:
+        from recommender.incremental.wiring import forget, incremental
+
+        def kube() -> ApiClient:
+            return api_client if api_client is not None else wiring.api_client(settings.kubeconfig)
+
+        kept = source = incremental(settings, source, kube, metrics)
+        forget_models = lambda: forget(kept)  # noqa: E731 - a new leader restores the checkpoint
     rejections = sample_rejections(source)
     if rejections is not None:
         rejections.subscribe(metrics.count_rejected)
@@ -269,10 +294,14 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         leadership=leadership,
         heartbeat=heartbeat,
         clusters=clusters,  # the per-cluster loop
+        on_leadership_lost=forget_models,
     )
     try:
         return _run_once(runner, source, settings) if once else _forever(runner, source, leadership, settings)
     finally:
+        from recommender.incremental.wiring import flush
+
+        flush(source)  # the last checkpoint is written before the process ends
         if server is not None:
             server.stop()
 

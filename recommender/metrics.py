@@ -67,6 +67,37 @@ class RecommenderMetrics:
             registry=registry,
         )
         self.rejected_samples.labels(reason="non-finite")
+        self.usage_cycles = Counter(
+            "podsizer_recommender_usage_cycles_total",
+            "Incremental usage-model cycles by kind (cold: read the whole window; delta: only new samples; "
+            "restored: a delta after restoring the checkpoint) and why a cold one was needed.",
+            ["kind", "reason"],
+            registry=registry,
+        )
+        self.usage_state_bytes = Gauge(
+            "podsizer_recommender_usage_state_bytes",
+            "Bytes of the usage model's arrays in memory (histograms, daily peaks, hourly demand).",
+            registry=registry,
+        )
+        self.usage_states = Gauge(
+            "podsizer_recommender_usage_states",
+            "Usage-model states (one per workload, container and pod template).",
+            registry=registry,
+        )
+        self.checkpoint_bytes = Gauge(
+            "podsizer_recommender_checkpoint_bytes",
+            "Bytes of the last checkpoint written.",
+            registry=registry,
+        )
+        self.checkpoint_errors = Counter(
+            "podsizer_recommender_checkpoint_errors_total",
+            "Checkpoint failures: read (the store could not be read), discarded (corrupt, incompatible or "
+            "stale: rebuilt), write (an object or the file could not be written).",
+            ["kind"],
+            registry=registry,
+        )
+        for kind in ("read", "discarded", "write"):
+            self.checkpoint_errors.labels(kind=kind)
         for kind in ("source", "sizing", "store"):
             self.errors.labels(kind=kind)
         for outcome in ("recommended", "skipped", "failed"):

@@ -157,9 +157,11 @@ class Runner:
         leader_poll_seconds: float = 1.0,
         heartbeat: Heartbeat | None = None,
         clusters: Callable[[datetime, datetime], Sequence[ClusterSource]] | None = None,
+        on_leadership_lost: Callable[[], None] | None = None,
     ) -> None:
         """`clusters(start, end)`: the clusters of a run and each one's source (recommender.clusters);
-        None: `source` is the one cluster."""
+        None: `source` is the one cluster. `on_leadership_lost`: called once each time this replica stops
+        being the leader (the incremental source drops its model: the next leader's checkpoint wins)."""
         self.source = source
         self.clusters = clusters
         self.store = store
@@ -176,12 +178,18 @@ class Runner:
         self.progress = progress
         self.leader_poll = leader_poll_seconds
         self.heartbeat = heartbeat
+        self.on_leadership_lost = on_leadership_lost
+        self.was_leader = False
         self.failures = 0
 
     def _is_leader(self) -> bool:
         leader = self.leadership is None or self.leadership.is_leader()
         if self.metrics is not None:
             self.metrics.leader.set(1 if leader else 0)
+        if self.was_leader and not leader and self.on_leadership_lost is not None:
+            log.info("no longer the leader: the in-memory usage model is dropped")
+            self.on_leadership_lost()
+        self.was_leader = leader
         return leader
 
     def _finish(self, result: RunResult, outcome: str) -> RunResult:

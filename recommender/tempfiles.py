@@ -1,4 +1,4 @@
-"""Stale temp files of an atomic writer killed mid-write: found by the writer's own name, removed at start.
+"""Atomic file writes (`atomic_write`), and the stale temp files of one killed mid-write, removed at start.
 
 A writer holds an exclusive flock on its temp file while it writes (`hold_lock`), so a temp file nobody
 has locked is an orphan of a killed writer and goes at once (after a short settle time that covers the
@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import fnmatch
+import glob
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,3 +95,33 @@ def remove_stale_temp_files(
             ", ".join(p.name for p in removed[:10]),
         )
     return tuple(removed)
+
+
+def temp_pattern(name: str) -> str:
+    """The glob matching the temporary files atomic_write makes for a target named `name`."""
+    return f".{glob.escape(name)}.*.tmp"
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """tmp file in the same directory (created if missing) + fsync + os.replace + fsync of the directory;
+    OSError when any step fails (the temp file is removed then)."""
+    directory = target.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
+    hold_lock(fd)  # tells a starting process that this temp file is being written, not orphaned
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

@@ -134,10 +134,10 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
 
 def sample_rejections(source: MetricsSource) -> SampleRejections | None:
     """Where the source counts the samples it left out (Prometheus only; None for the others)."""
-    from recommender.input.prometheus import PrometheusSource
+    from recommender.input.prometheus.preflight import client_of
 
-    inner = source.inner if isinstance(source, ScopedSource) else source
-    return inner.client.rejections if isinstance(inner, PrometheusSource) else None
+    client = client_of(source)
+    return client.rejections if client is not None else None
 
 
 class KubeResolver:

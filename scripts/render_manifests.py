@@ -18,6 +18,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "charts" / "podsizer"
 CRD = ROOT / "manifests" / "crds" / "recommendation.yaml"
+CHECKPOINT_CRD = ROOT / "manifests" / "crds" / "usagecheckpoint.yaml"
 ICON = ROOT / "manifests" / "icon.svg"
 ICON_TYPE = "image/svg+xml"
 INSTALL_DIR = ROOT / "manifests" / "install"
@@ -217,6 +218,8 @@ def csv_document(helm: str) -> dict[str, Any]:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     version = chart["appVersion"]
     crd = yaml.safe_load(CRD.read_text())
+    checkpoint = yaml.safe_load(CHECKPOINT_CRD.read_text())
+    internal = [checkpoint["metadata"]["name"]]
     deployments = [_olm_deployment(d) for d in _by_kind(docs, "Deployment")]
     image = deployments[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     webhook = _one(docs, "Deployment", f"{RELEASE}-webhook")["metadata"]["name"]
@@ -232,6 +235,13 @@ def csv_document(helm: str) -> dict[str, Any]:
             },
         },
     }
+    # written by the recommender only; an example because OLM's validators ask one of every owned CRD
+    checkpoint_example = {
+        "apiVersion": "podsizer.io/v1alpha1",
+        "kind": checkpoint["spec"]["names"]["kind"],
+        "metadata": {"name": "deployment-web", "namespace": "default"},
+        "spec": {"targetRef": {"kind": "Deployment", "name": "web"}, "cluster": "", "data": "", "bytes": 0},
+    }
     return {
         "apiVersion": "operators.coreos.com/v1alpha1",
         "kind": "ClusterServiceVersion",
@@ -239,7 +249,9 @@ def csv_document(helm: str) -> dict[str, Any]:
             "name": f"{PACKAGE}.v{version}",
             "namespace": "placeholder",
             "annotations": {
-                "alm-examples": json.dumps([example], indent=2),
+                "alm-examples": json.dumps([example, checkpoint_example], indent=2),
+                # the recommender's own state: OperatorHub and the console do not offer it to users
+                "operators.operatorframework.io/internal-objects": json.dumps(internal),
                 "capabilities": "Basic Install",
                 "categories": "Monitoring,Developer Tools",
                 "containerImage": image,
@@ -320,7 +332,14 @@ def csv_document(helm: str) -> dict[str, Any]:
                             {"kind": "CronJob", "version": "v1"},
                             {"kind": "Job", "version": "v1"},
                         ],
-                    }
+                    },
+                    {
+                        "name": checkpoint["metadata"]["name"],
+                        "version": checkpoint["spec"]["versions"][0]["name"],
+                        "kind": checkpoint["spec"]["names"]["kind"],
+                        "displayName": "Usage checkpoint",
+                        "description": "The recommender's saved usage state of one workload (internal).",
+                    },
                 ]
             },
             "install": {
@@ -353,6 +372,7 @@ def olm_files(helm: str) -> dict[Path, str]:
     return {
         OLM_DIR / "manifests" / f"{PACKAGE}.clusterserviceversion.yaml": header + dump_all([csv]),
         OLM_DIR / "manifests" / "podsizer.io_recommendations.yaml": CRD.read_text(),
+        OLM_DIR / "manifests" / "podsizer.io_usagecheckpoints.yaml": CHECKPOINT_CRD.read_text(),
         OLM_DIR / "metadata" / "annotations.yaml": header + dump_all([{"annotations": BUNDLE_ANNOTATIONS}]),
         OLM_DIR / "bundle.Dockerfile": dockerfile,
     }

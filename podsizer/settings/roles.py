@@ -28,6 +28,18 @@ def old_flags(*flags: str) -> dict[str, JsonValue]:
 SourceName = Literal["prometheus", "demo", "file", "dcgm"]
 
 
+def whole_seconds(value: object) -> object:
+    """A duration setting (60, 60s, 1m) as whole seconds; ValueError for a fraction of a second."""
+    from podsizer.settings.duration import seconds
+
+    value = seconds(empty_is_none(value))
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, float):
+        raise ValueError(f"{value:g}s is not a whole number of seconds")
+    return value
+
+
 class MetricsSourceSettings(SharedSettings):
     """The metrics source's connection and window, read alike by the recommender and the console."""
 
@@ -233,14 +245,7 @@ class MetricsSourceSettings(SharedSettings):
     @field_validator("query_step", "cpu_rate_window", mode="before")
     @classmethod
     def _whole_seconds(cls, value: object) -> object:
-        from podsizer.settings.duration import seconds
-
-        value = seconds(empty_is_none(value))
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, float):
-            raise ValueError(f"{value:g}s is not a whole number of seconds")
-        return value
+        return whole_seconds(value)
 
     @field_validator("recency_half_life", mode="before")
     @classmethod
@@ -331,6 +336,41 @@ class RecommenderSettings(MetricsSourceSettings):
         default=10.0, gt=0, description="first retry delay after the source failed (doubles per failure)"
     )
     backoff_max_seconds: float = Field(default=600.0, gt=0, description="cap of the retry delay")
+    # Incremental cycles (issue 15): a usage model kept between cycles, checkpointed
+    incremental: bool = Field(
+        default=True,
+        description="`podsizer run` with the prometheus source keeps a usage model (decaying histograms) "
+        "between cycles and reads only the samples since the last one (false: every cycle reads the "
+        "whole window)",
+    )
+    checkpoint_store: Literal["auto", "crd", "file", "none"] = Field(
+        default="auto",
+        description="where the usage model is checkpointed after every cycle: crd (a UsageCheckpoint per "
+        "workload), file (checkpoint_file), none (memory only: a restart reads the whole window again); "
+        "auto: crd with store=crd, else file when checkpoint_file is set, else none",
+    )
+    checkpoint_file: Path | None = Field(
+        default=None, description="the usage checkpoint file (checkpoint_store file or auto)"
+    )
+    cold_start_chunk: int = Field(
+        default=21600,
+        ge=3600,
+        description="a cold start reads the window in chunks of this duration (whole hours: 6h), folding "
+        "each into the model before the next: memory holds one chunk",
+    )
+    from_checkpoint: bool = Field(
+        default=False,
+        description="`podsizer recommend`: start from the usage checkpoint and read only the samples since "
+        "it was written (default: read the whole window)",
+    )
+
+    @field_validator("cold_start_chunk", mode="before")
+    @classmethod
+    def _whole_hours(cls, value: object) -> object:
+        out = whole_seconds(value)
+        if isinstance(out, int) and out % 3600:
+            raise ValueError(f"{out}s is not a whole number of hours")
+        return out
 
     # Sizing policy (SizingPolicy fields; quantities accept Kubernetes units)
     cpu_percentile: float = Field(default=_POLICY.cpu_percentile, gt=0, le=1, description="CPU percentile")

@@ -194,7 +194,7 @@ def largest_allocatable(raw: RawDataset) -> dict[str, float]:
     return out
 
 
-def _masked(
+def masked(
     s: ContainerSamples, top: dict[str, float], counts: dict[tuple[str, str], int]
 ) -> ContainerSamples:
     """The series with impossible samples turned into gaps (NaN), each counted in `counts` by rule."""
@@ -224,7 +224,7 @@ def _masked(
 
 
 @dataclass
-class _Resolution:
+class Resolution:
     resolve: Resolver
     skipped: dict[str, Skipped]
 
@@ -236,7 +236,7 @@ class _Resolution:
         return r
 
 
-def _memo(resolver: Resolver) -> Resolver:
+def memo(resolver: Resolver) -> Resolver:
     cache: dict[tuple[str, str], WorkloadRef | Skipped] = {}
 
     def resolve(namespace: str, pod: str) -> WorkloadRef | Skipped:
@@ -433,7 +433,7 @@ def _containers(
     return out
 
 
-def _hourly_means(
+def hourly_means(
     series: Sequence[ContainerSamples], start: float, step: float, n: int
 ) -> list[tuple[FloatArray, FloatArray]]:
     """Mean cpu and memory of each series within each demand step (NaN where it has no sample); series
@@ -479,7 +479,7 @@ def _demand(
     for k, workload in enumerate(ordered):
         if k % 128 == 0:  # the next 128 workloads' series bucketed together; their means only then
             batch = [s for w in ordered[k : k + 128] for s in per_workload[w]]
-            means = iter(_hourly_means(batch, start, step, n_hours))
+            means = iter(hourly_means(batch, start, step, n_hours))
         cpu_rows, mem_rows = zip(*(next(means) for _ in per_workload[workload]), strict=True)
         sums: list[FloatArray] = []
         for rows in (cpu_rows, mem_rows):
@@ -496,7 +496,7 @@ def _demand(
     return out
 
 
-def _activity(g: GpuSamples, signal: ActivitySignal) -> FloatArray | None:
+def gpu_activity(g: GpuSamples, signal: ActivitySignal) -> FloatArray | None:
     if signal == "SM_ACTIVE":
         return g.sm_active
     if signal == "GR_ENGINE_ACTIVE":
@@ -508,9 +508,9 @@ def _has(a: FloatArray | None) -> bool:
     return a is not None and bool(np.isfinite(a).any())
 
 
-def _pick_signal(gpus: Sequence[GpuSamples]) -> ActivitySignal | None:
+def pick_signal(gpus: Sequence[GpuSamples]) -> ActivitySignal | None:
     for signal in ("SM_ACTIVE", "GR_ENGINE_ACTIVE", "GPU_UTIL"):
-        if all(_has(_activity(g, signal)) for g in gpus):
+        if all(_has(gpu_activity(g, signal)) for g in gpus):
             return signal
     return None
 
@@ -550,10 +550,10 @@ def _gpu_usage(
     step: float,
 ) -> GpuUsage | Skipped:
     subject = f"{workload}/pod/{pod}/container/{container}/gpu"
-    signal = _pick_signal(gpus)
+    signal = pick_signal(gpus)
     if signal is None:
         return Skipped(subject, "no GPU activity signal (SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL) on every GPU")
-    acts = [a for g in gpus if (a := _activity(g, signal)) is not None]
+    acts = [a for g in gpus if (a := gpu_activity(g, signal)) is not None]
     ts, activity = _across_gpus(gpus, acts, "mean")
     series = bucket_max(ts, activity, start, step, bucket_count(start, end, step))
     dram = [g.dram_active for g in gpus if g.dram_active is not None]
@@ -589,7 +589,7 @@ def _gpu_usage(
 
 def _gpu_usages(
     gpus: Iterable[GpuSamples],
-    res: _Resolution,
+    res: Resolution,
     start: float,
     end: float,
     step: float,
@@ -619,7 +619,7 @@ def _gpu_usages(
     return out
 
 
-def _pod_labels(raw: RawDataset, res: _Resolution) -> dict[WorkloadRef, Mapping[str, str]]:
+def _pod_labels(raw: RawDataset, res: Resolution) -> dict[WorkloadRef, Mapping[str, str]]:
     """Each workload's labels: those of its pod seen last (latest container sample)."""
     last: dict[tuple[str, str], float] = {}
     for s in raw.containers:
@@ -701,7 +701,7 @@ def aggregate(
     resolve: owner resolution to use instead of the OwnerGraph of raw's pods and owner links (a source
     that carries no pods, like the DCGM scraper, brings the cluster's); recency: how samples weigh by
     age and template (recommender.model.recency; the default: the settings' defaults)."""
-    res = _Resolution(_memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
+    res = Resolution(memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
     pods = {(p.namespace, p.name): p for p in raw.pods}
     for p in raw.pods:
         res.workload(p.namespace, p.name)
@@ -716,7 +716,7 @@ def aggregate(
         group = groups.get(key)
         if group is None:
             group = groups[key] = _ContainerGroup(workload, s.container, [])
-        group.series.append(_masked(s, top, group.rejected))
+        group.series.append(masked(s, top, group.rejected))
     ordered = [groups[k] for k in sorted(groups)]
     for group in ordered:
         _by_template(group, pods, recency)

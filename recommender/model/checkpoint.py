@@ -1,12 +1,15 @@
 """A compact, versioned serialisation of many UsageStates; a checkpoint is either whole and valid or refused.
 
 Layout (little-endian):
-    magic b"PSZUSAGE" | version u16 | settings length u32 | settings (canonical JSON) | states u32 |
-    body length u64 | body (zlib of the state records) | blake2b-128 of everything before it
-A state record: key (u16 length + JSON [cluster, namespace, kind, name, container]) | cpu_peak,
-memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 | days_mask u64 | OOM kills
+    magic b"PSZUSAGE" | version u16 | settings length u32 | settings (canonical JSON) | meta length u32 |
+    meta (JSON: what the state covers, not compared) | states u32 | body length u64 | body (zlib of the
+    state records) | blake2b-128 of everything before it
+A state record: key (u16 length + JSON [cluster, namespace, kind, name, container, template]) |
+cpu_peak, memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 | days_mask u64 | OOM kills
 (u16 count, then at, bytes f64 each) | the cpu, memory, gpu activity and gpu framebuffer histograms,
-each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse).
+each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse) |
+daily peaks f64[4 x PEAK_DAYS] | newest_hour i64 | demand f32[2 x DEMAND_HOURS] | facts (u32 length +
+JSON).
 
 Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
 or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
@@ -28,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
+from recommender.model import FloatArray
 from recommender.model.histogram import (
     ACTIVITY_BUCKETS,
     CPU_BUCKETS,
@@ -36,11 +40,13 @@ from recommender.model.histogram import (
     BucketScheme,
     Histogram,
 )
-from recommender.model.usage_state import OomEvent, StateKey, UsageState
+from recommender.model.usage_state import DEMAND_HOURS, PEAK_DAYS, Facts, OomEvent, StateKey, UsageState
 
 MAGIC = b"PSZUSAGE"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEAD = struct.Struct("<8sHI")  # magic, version, settings length
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
 _COUNTS = struct.Struct("<IQ")  # states, body length
 _SCALARS = struct.Struct("<ddddqqQ")
 _DIGEST = 16
@@ -65,7 +71,8 @@ class IncompatibleVersion(CheckpointError):
 
 
 class ChangedSettings(CheckpointError):
-    """Written under settings that give other histograms (half-life, step, buckets)."""
+    """Written under settings that give other histograms (half-life, step, buckets) or from another
+    source (its URL, cluster, scope)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,9 @@ class CheckpointSettings:
     half_life_s: float | None
     step_s: float
     buckets: tuple[str, ...] = tuple(s.describe() for s in SCHEMES)
+    source: str = ""
+    """What the state was read from and how (recommender.incremental's fingerprint); "" in tests."""
+    layout: str = f"peak_days={PEAK_DAYS}:demand_hours={DEMAND_HOURS}"
 
     def encode(self) -> bytes:
         """Canonical JSON (sorted keys)."""
@@ -97,24 +107,83 @@ def _hist_bytes(h: Histogram | None) -> bytes:
 
 def _record(key: StateKey, s: UsageState) -> bytes:
     w = key.workload
-    name = json.dumps([w.cluster, w.namespace, w.kind, w.name, key.container]).encode()
+    name = json.dumps([w.cluster, w.namespace, w.kind, w.name, key.container, key.template]).encode()
     ooms = [struct.pack("<H", len(s.ooms))] + [struct.pack("<dd", o.at, o.memory_bytes) for o in s.ooms]
     scalars = _SCALARS.pack(
         s.cpu_peak, s.memory_peak, s.first_seen, s.last_seen, s.samples, s.newest_day, s.days_mask
     )
     hists = (s.cpu, s.memory, s.gpu_activity, s.gpu_framebuffer)
-    return b"".join([struct.pack("<H", len(name)), name, scalars, *ooms, *map(_hist_bytes, hists)])
+    facts = _facts_json(s.facts)
+    tail = [
+        s.day_peaks.astype("<f8").tobytes(),
+        _I64.pack(s.newest_hour),
+        s.demand.astype("<f4").tobytes(),
+        _U32.pack(len(facts)),
+        facts,
+    ]
+    return b"".join([struct.pack("<H", len(name)), name, scalars, *ooms, *map(_hist_bytes, hists), *tail])
 
 
-def dumps(states: Mapping[StateKey, UsageState], settings: CheckpointSettings) -> bytes:
-    """The checkpoint of `states` (ValueError unless every one's half-life is the settings')."""
+def _facts_json(f: Facts) -> bytes:
+    return json.dumps(
+        {
+            "requests": f.requests,
+            "limits": f.limits,
+            "labels": f.labels,
+            "init": f.init_container,
+            "newest_pod_at": f.newest_pod_at if math.isfinite(f.newest_pod_at) else None,
+            "pods": f.pods,
+            "jobs": f.jobs,
+            "recent_pods": sorted(f.recent_pods),
+            "recent_jobs": sorted(f.recent_jobs),
+            "rejected": [[r, rule, n] for (r, rule), n in sorted(f.rejected.items())],
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode()
+
+
+def _facts(data: bytes) -> Facts:
+    d = json.loads(data)
+    newest = d["newest_pod_at"]
+    return Facts(
+        requests={str(k): float(v) for k, v in d["requests"].items()},
+        limits={str(k): float(v) for k, v in d["limits"].items()},
+        labels={str(k): str(v) for k, v in d["labels"].items()},
+        init_container=bool(d["init"]),
+        newest_pod_at=-math.inf if newest is None else float(newest),
+        pods=int(d["pods"]),
+        jobs=int(d["jobs"]),
+        recent_pods=frozenset(map(str, d["recent_pods"])),
+        recent_jobs=frozenset(map(str, d["recent_jobs"])),
+        rejected={(str(r), str(rule)): int(n) for r, rule, n in d["rejected"]},
+    )
+
+
+def dumps(
+    states: Mapping[StateKey, UsageState],
+    settings: CheckpointSettings,
+    meta: Mapping[str, float] | None = None,
+) -> bytes:
+    """The checkpoint of `states` (ValueError unless every one's half-life is the settings'); `meta`: what
+    the state covers (numbers by name, read back by `loads`, never compared)."""
     half = settings.half_life_s or None
     if any((s.half_life_s or None) != half for s in states.values()):
         raise ValueError(f"every state must decay with the settings' half-life {half}")
     packer = zlib.compressobj(6)
     body = b"".join([*(packer.compress(_record(k, states[k])) for k in sorted(states)), packer.flush()])
     head = settings.encode()
-    data = _HEAD.pack(MAGIC, FORMAT_VERSION, len(head)) + head + _COUNTS.pack(len(states), len(body)) + body
+    about = json.dumps(dict(meta or {}), sort_keys=True).encode()
+    data = b"".join(
+        [
+            _HEAD.pack(MAGIC, FORMAT_VERSION, len(head)),
+            head,
+            _U32.pack(len(about)),
+            about,
+            _COUNTS.pack(len(states), len(body)),
+            body,
+        ]
+    )
     return data + hashlib.blake2b(data, digest_size=_DIGEST).digest()
 
 
@@ -157,8 +226,8 @@ def _read_hist(r: _Reader, scheme: BucketScheme, half_life_s: float | None) -> H
 
 def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageState]:
     (length,) = r.unpack(_U16)
-    cluster, namespace, kind, name, container = json.loads(r.take(int(length)))
-    key = StateKey(WorkloadRef(namespace, kind, name, cluster), container)
+    cluster, namespace, kind, name, container, template = json.loads(r.take(int(length)))
+    key = StateKey(WorkloadRef(namespace, kind, name, cluster), container, template)
     cpu_peak, mem_peak, first, last, samples, day, mask = r.unpack(_SCALARS)
     (n_ooms,) = r.unpack(_U16)
     ooms = tuple(OomEvent(*map(float, r.unpack(_OOM))) for _ in range(int(n_ooms)))
@@ -168,11 +237,25 @@ def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageS
     state.gpu_activity, state.gpu_framebuffer = act, fb
     state.cpu_peak, state.memory_peak, state.first_seen, state.last_seen = cpu_peak, mem_peak, first, last
     state.samples, state.newest_day, state.days_mask, state.ooms = int(samples), int(day), int(mask), ooms
+    state.day_peaks = _floats(r, (4, PEAK_DAYS), "<f8")
+    (state.newest_hour,) = map(int, r.unpack(_I64))
+    state.demand = _floats(r, (2, DEMAND_HOURS), "<f4").astype(np.float32)
+    (facts_len,) = r.unpack(_U32)
+    state.facts = _facts(r.take(int(facts_len)))
     return key, state
 
 
-def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes]:
-    """(states, uncompressed body) once length, magic, version, checksum and settings are right."""
+def _floats(r: _Reader, shape: tuple[int, int], dtype: str) -> FloatArray:
+    """A little-endian float array of `shape` (f4 or f8), in float64; infinity is corruption."""
+    size = np.dtype(dtype).itemsize
+    out = np.frombuffer(r.take(size * shape[0] * shape[1]), dtype=dtype).astype(np.float64).reshape(shape)
+    if np.isinf(out).any():
+        raise CorruptCheckpoint("daily peaks or demand hold an infinite value")
+    return out
+
+
+def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes, dict[str, float]]:
+    """(states, uncompressed body, meta) once length, magic, version, checksum and settings are right."""
     if len(data) < _HEAD.size:
         raise TruncatedCheckpoint(f"{len(data)} bytes, shorter than the {_HEAD.size}-byte header")
     magic, version, head_len = _HEAD.unpack_from(data)
@@ -181,6 +264,10 @@ def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes
     if version != FORMAT_VERSION:
         raise IncompatibleVersion(f"format version {version}, this build reads version {FORMAT_VERSION}")
     at = _HEAD.size + head_len
+    if len(data) < at + _U32.size:
+        raise TruncatedCheckpoint("ends inside the header")
+    (meta_len,) = _U32.unpack_from(data, at)
+    meta_at, at = at + _U32.size, at + _U32.size + meta_len
     if len(data) < at + _COUNTS.size:
         raise TruncatedCheckpoint("ends inside the header")
     count, body_len = _COUNTS.unpack_from(data, at)
@@ -191,19 +278,35 @@ def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes
         raise CorruptCheckpoint(f"{len(data) - end - _DIGEST} bytes after the checksum")
     if hashlib.blake2b(data[:end], digest_size=_DIGEST).digest() != data[end:]:
         raise CorruptCheckpoint("checksum mismatch")
-    if data[_HEAD.size : at] != expected.encode():
-        raise ChangedSettings(
-            f"written under {data[_HEAD.size : at].decode(errors='replace')}, now {expected}"
-        )
+    written = data[_HEAD.size : _HEAD.size + head_len]
+    if written != expected.encode():
+        raise ChangedSettings(f"written under {written.decode(errors='replace')}, now {expected}")
     try:
-        return int(count), zlib.decompress(data[at + _COUNTS.size : end])
-    except zlib.error as exc:
-        raise CorruptCheckpoint(f"body does not decompress: {exc}") from exc
+        meta = json.loads(data[meta_at:at])
+        if not isinstance(meta, dict):
+            raise ValueError("meta is not an object")
+        return int(count), zlib.decompress(data[at + _COUNTS.size : end]), meta
+    except (zlib.error, ValueError) as exc:
+        raise CorruptCheckpoint(f"header or body does not decode: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint read back: its states and meta."""
+
+    states: dict[StateKey, UsageState]
+    meta: Mapping[str, float]
 
 
 def loads(data: bytes, expected: CheckpointSettings) -> dict[StateKey, UsageState]:
     """Every state of a checkpoint written under `expected`; CheckpointError (which one says why) else."""
-    count, body = _checked_body(data, expected)
+    return read(data, expected).states
+
+
+def read(data: bytes, expected: CheckpointSettings) -> Checkpoint:
+    """The states and meta of a checkpoint written under `expected`; CheckpointError (which one says why)
+    else."""
+    count, body, meta = _checked_body(data, expected)
     r = _Reader(body)
     out: dict[StateKey, UsageState] = {}
     try:
@@ -216,7 +319,9 @@ def loads(data: bytes, expected: CheckpointSettings) -> dict[StateKey, UsageStat
         raise CorruptCheckpoint(f"a state record does not parse: {exc}") from exc
     if r.at != len(body) or len(out) != count:
         raise CorruptCheckpoint("the body holds other than the stated number of states")
-    return out
+    if not all(isinstance(v, int | float) for v in meta.values()):
+        raise CorruptCheckpoint("meta holds a value that is not a number")
+    return Checkpoint(out, meta)
 
 
 def save(path: Path, states: Mapping[StateKey, UsageState], settings: CheckpointSettings) -> int:

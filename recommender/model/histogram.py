@@ -2,8 +2,8 @@
 
 - Buckets (BucketScheme): bucket i covers [first * (ratio^i - 1) / (ratio - 1), the next start); the last
   one is open above and values below 0 count in bucket 0. A bucket's width is (ratio - 1) * start + first,
-  so a value is known to within (ratio - 1) * value + first (5 % + 1 millicore / 1 MiB with the schemes
-  below): `resolution(v)`.
+  so a value is known to within (ratio - 1) * value + first (2 % + 0.1 millicore / 64 KiB for CPU and
+  memory below): `resolution(v)`.
 - Decay: a sample at time t weighs weight * 2^((t - reference) / half_life) (recommender.model.recency's
   age rule, relative to a reference time instead of the newest sample; a percentile does not change when
   every weight is scaled alike). Adding a sample is O(1); when the factor of a new sample would exceed
@@ -15,8 +15,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -68,10 +69,10 @@ class BucketScheme:
         return f"exp:first={self.first!r}:ratio={self.ratio!r}:count={self.count}"
 
 
-CPU_BUCKETS = BucketScheme.covering(0.001, 1.05, 1000.0)
-"""CPU cores: 1 millicore .. 1000 cores at 5 %."""
-MEMORY_BUCKETS = BucketScheme.covering(MIB, 1.05, 4.0 * 2**40)
-"""Memory bytes: 1 MiB .. 4 TiB at 5 %."""
+CPU_BUCKETS = BucketScheme.covering(0.0001, 1.02, 1000.0)
+"""CPU cores: 0.1 millicore .. 1000 cores at 2 % (a percentile within 2 % of the exact one)."""
+MEMORY_BUCKETS = BucketScheme.covering(MIB / 16, 1.02, 4.0 * 2**40)
+"""Memory bytes: 64 KiB .. 4 TiB at 2 %."""
 ACTIVITY_BUCKETS = BucketScheme.covering(0.001, 1.05, 1.0)
 """GPU activity (0..1): 0.1 % .. 100 % at 5 %."""
 FRAMEBUFFER_BUCKETS = BucketScheme.covering(1.0, 1.05, 1024.0 * 1024.0)
@@ -85,30 +86,52 @@ def _decay(half_life_s: float | None, at: FloatArray | float, reference: float) 
     return np.asarray(np.exp2((np.asarray(at, dtype=np.float64) - reference) / half_life_s))
 
 
-@dataclass(slots=True, eq=False)
 class Histogram:
     """A decaying histogram over one BucketScheme: an accumulator (mutable), float32 weights.
 
-    `reference` is NaN until the first sample (which sets it to that sample's time)."""
+    In memory only the buckets from the lowest to the highest with weight are held (`offset` is the
+    first one's index): a container's usage spans a few dozen buckets of hundreds. `reference` is NaN
+    until the first sample (which sets it to that sample's time)."""
 
-    scheme: BucketScheme
-    half_life_s: float | None
-    weights: F32 = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
-    reference: float = math.nan
+    __slots__ = ("half_life_s", "offset", "reference", "scheme", "span")
 
-    def __post_init__(self) -> None:
-        if self.weights.size == 0:
-            self.weights = np.zeros(self.scheme.count, dtype=np.float32)
-        if self.weights.shape != (self.scheme.count,) or self.weights.dtype != np.float32:
-            raise ValueError(f"weights must be float32 of shape ({self.scheme.count},)")
+    def __init__(
+        self,
+        scheme: BucketScheme,
+        half_life_s: float | None,
+        weights: F32 | None = None,
+        reference: float = math.nan,
+    ) -> None:
+        """`weights`: all `scheme.count` buckets' (float32), or None for an empty histogram."""
+        self.scheme, self.half_life_s, self.reference = scheme, half_life_s, reference
+        self.offset, self.span = 0, np.zeros(0, dtype=np.float32)
+        if weights is not None:
+            if weights.shape != (scheme.count,) or weights.dtype != np.float32:
+                raise ValueError(f"weights must be float32 of shape ({scheme.count},)")
+            self._set_dense(weights)
+
+    def _set_dense(self, dense: FloatArray | F32) -> None:
+        nz = np.flatnonzero(dense)
+        if nz.size == 0:
+            self.offset, self.span = 0, np.zeros(0, dtype=np.float32)
+        else:
+            self.offset = int(nz[0])
+            self.span = np.asarray(dense[nz[0] : nz[-1] + 1], dtype=np.float32).copy()
+
+    @property
+    def weights(self) -> F32:
+        """Every bucket's weight (a dense copy)."""
+        out = np.zeros(self.scheme.count, dtype=np.float32)
+        out[self.offset : self.offset + self.span.size] = self.span
+        return out
 
     def is_empty(self) -> bool:
         """No weight at all (nothing added, or everything decayed away)."""
-        return not bool(self.weights.any())
+        return not bool(self.span.any())
 
     def total_weight(self) -> float:
         """Sum of the weights, relative to the reference time."""
-        return float(self.weights.sum(dtype=np.float64))
+        return float(self.span.sum(dtype=np.float64))
 
     def _reference_for(self, newest: float) -> None:
         """Sets the reference (first sample) or moves it to `newest` when its factor would be too large."""
@@ -121,16 +144,33 @@ class Histogram:
         """Moves the reference time, scaling every weight so that percentiles do not change."""
         if not math.isnan(self.reference) and self.half_life_s:
             scale = float(_decay(self.half_life_s, self.reference, reference))
-            self.weights = (self.weights.astype(np.float64) * scale).astype(np.float32)
+            base = self.offset
+            self._set_dense(self.span.astype(np.float64) * scale)  # weights that underflow: trimmed
+            self.offset += base
         self.reference = reference
 
+    def _add_dense(self, lo: int, added: FloatArray) -> None:
+        """Adds float64 weights of buckets lo .. lo + len(added) - 1 (then trims zero ends)."""
+        if self.span.size == 0:
+            start, end = lo, lo + added.size
+        else:
+            start, end = min(self.offset, lo), max(self.offset + self.span.size, lo + added.size)
+        merged = np.zeros(end - start, dtype=np.float64)
+        merged[self.offset - start : self.offset - start + self.span.size] = self.span
+        merged[lo - start : lo - start + added.size] += added
+        base = start
+        self._set_dense(merged)
+        self.offset += base
+
     def add(self, value: float, weight: float, at: float) -> None:
-        """Adds one sample (O(1)); a non-finite value or a non-positive weight is ignored."""
+        """Adds one sample (O(1) unless the span grows); a non-finite value or a non-positive weight is
+        ignored."""
         if not (math.isfinite(value) and weight > 0 and math.isfinite(at)):
             return
         self._reference_for(at)
         i = int(self.scheme.index(np.array([value]))[0])
-        self.weights[i] += np.float32(weight * float(_decay(self.half_life_s, at, self.reference)))
+        w = weight * float(_decay(self.half_life_s, at, self.reference))
+        self._add_dense(i, np.array([w]))
 
     def add_many(self, values: FloatArray, weights: FloatArray | float, at: FloatArray) -> None:
         """Adds samples at once (accumulated in float64); non-finite values and weights <= 0 are ignored."""
@@ -142,45 +182,63 @@ class Histogram:
         self._reference_for(float(at.max()))
         idx = self.scheme.index(values)
         w = w * _decay(self.half_life_s, at, self.reference)
-        added = np.bincount(idx, weights=w, minlength=self.scheme.count)
-        self.weights = (self.weights.astype(np.float64) + added).astype(np.float32)
+        lo = int(idx.min())
+        self._add_dense(lo, np.bincount(idx - lo, weights=w).astype(np.float64))
 
-    def merge(self, other: Histogram) -> None:
-        """Adds another histogram of the same scheme and half-life (at the later reference time)."""
+    def merge(self, other: Histogram, scale: float = 1.0) -> None:
+        """Adds another histogram of the same scheme and half-life (at the later reference time), its
+        weights times `scale` (the replaced-template rule's factor)."""
         if other.scheme != self.scheme or other.half_life_s != self.half_life_s:
             raise ValueError("cannot merge histograms of different schemes or half-lives")
-        if other.is_empty():
+        if other.is_empty() or scale <= 0:
             return
         mine = self.reference
         later = other.reference if math.isnan(mine) else max(mine, other.reference)
         self.rereference(later)
-        theirs = other.weights.astype(np.float64) * float(_decay(self.half_life_s, other.reference, later))
-        self.weights = (self.weights.astype(np.float64) + theirs).astype(np.float32)
+        factor = scale * float(_decay(self.half_life_s, other.reference, later))
+        self._add_dense(other.offset, other.span.astype(np.float64) * factor)
 
     def percentile(self, q: float) -> float:
         """The weighted q-quantile (0 <= q <= 1), interpolated within its bucket; ValueError when empty."""
         if not 0.0 <= q <= 1.0:
             raise ValueError(f"q must be within [0, 1], got {q}")
-        cum = np.cumsum(self.weights, dtype=np.float64)
-        total = float(cum[-1])
+        cum = np.cumsum(self.span, dtype=np.float64)
+        total = float(cum[-1]) if cum.size else 0.0
         if total <= 0:
             raise ValueError("empty histogram")
         target = q * total
         if q == 0.0:  # the first bucket with weight
-            i = int(np.flatnonzero(self.weights)[0])
+            i = int(np.flatnonzero(self.span)[0])
         else:
-            i = min(int(np.searchsorted(cum, target, side="left")), self.scheme.count - 1)
+            i = min(int(np.searchsorted(cum, target, side="left")), self.span.size - 1)
         before = float(cum[i - 1]) if i > 0 else 0.0
-        inside = float(self.weights[i])
+        inside = float(self.span[i])
         frac = min(max((target - before) / inside, 0.0), 1.0) if inside > 0 else 0.0
-        lo, hi = self.scheme.starts()[i : i + 2]
+        lo, hi = _edges(self.scheme)[self.offset + i : self.offset + i + 2]
         return float(lo + (hi - lo) * frac)
+
+    def mean(self) -> float:
+        """The weighted mean, each bucket at its midpoint; ValueError when empty."""
+        total = self.total_weight()
+        if total <= 0:
+            raise ValueError("empty histogram")
+        edges = _edges(self.scheme)[self.offset : self.offset + self.span.size + 1]
+        mids = (edges[:-1] + edges[1:]) / 2.0
+        return float(np.dot(self.span.astype(np.float64), mids) / total)
 
     def nonzero(self) -> tuple[IntArray, F32]:
         """The buckets with weight and their weights (the sparse form checkpoints store)."""
-        idx = np.flatnonzero(self.weights)
-        return idx, self.weights[idx]
+        idx = np.flatnonzero(self.span)
+        return idx + self.offset, self.span[idx]
 
     def nbytes(self) -> int:
-        """Bytes of the weights array (the in-memory model state of this histogram)."""
-        return int(self.weights.nbytes)
+        """Bytes of the weights in memory (from the lowest to the highest bucket with weight)."""
+        return int(self.span.nbytes)
+
+
+@functools.lru_cache(maxsize=16)
+def _edges(scheme: BucketScheme) -> FloatArray:
+    """The scheme's bucket edges, computed once per scheme."""
+    edges = scheme.starts()
+    edges.setflags(write=False)
+    return edges

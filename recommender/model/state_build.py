@@ -1,108 +1,182 @@
-"""UsageStates from a RawDataset: the same series, rules and weights the full-window path (aggregate) uses.
+"""UsageStates from a RawDataset: the same series, owner resolution and sample rules the full-window path
+(aggregate) uses, one state per (workload, container, pod template).
 
-- Owner resolution, impossible samples (gaps) and the replaced-template rule are aggregate's own
-  (recommender.model.aggregate, recommender.model.recency): a series of a template left out adds to the
-  history counts only (samples, first seen), a partly weighed one adds with its factor; its pod's OOM
-  kills are left out.
+- Owner resolution and impossible samples (gaps, counted by rule) are aggregate's own
+  (recommender.model.aggregate). The replaced-template rule is applied when the states are read
+  (recommender.incremental.model), which is why every template keeps its own state.
+- Only samples after `fresh_after` (or the workload's own time in `fresh_after_of`) feed histograms,
+  counts, peaks, facts and OOM kills (a cycle's read may start earlier, at the hour's start); demand is
+  set for every hour the dataset covers (a later read of an hour holds all of its pods and replaces the
+  earlier one).
 - Every kept series' CPU and memory samples go into the histograms, decayed by `recency.half_life_s`
-  from their timestamps; the percentiles then equal aggregate()'s weighted percentiles within the
-  buckets' resolution (tests/unit/recommender/test_usage_state.py).
-- GPUs: per (workload, container), each GPU's activity from the best signal every GPU of its pod
-  exports (aggregate's choice) and its framebuffer use, sample by sample.
+  from their timestamps.
+- GPUs: per state, each GPU's activity from the best signal every GPU of its pod exports (aggregate's
+  choice) and its framebuffer use.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from podsizer.api.identity import WorkloadRef
+from recommender.model import FloatArray
 from recommender.model.aggregate import (
+    Resolution,
     Resolver,
-    _activity,
-    _by_template,
-    _ContainerGroup,
-    _masked,
-    _memo,
-    _pick_signal,
-    _Resolution,
+    gpu_activity,
+    hourly_means,
     largest_allocatable,
+    masked,
+    memo,
     owner_graph,
+    pick_signal,
 )
-from recommender.model.raw import GpuSamples, RawDataset
+from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
-from recommender.model.recency import Recency
-from recommender.model.usage_state import StateKey, UsageState
+from recommender.model.recency import Recency, template_of
+from recommender.model.timegrid import bucket_count
+from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+
+_Pods = dict[tuple[str, str], PodInfo]
 
 
-def _groups(raw: RawDataset, res: _Resolution, recency: Recency) -> dict[StateKey, _ContainerGroup]:
-    """aggregate's container groups: series masked and split by the template rule."""
-    pods = {(p.namespace, p.name): p for p in raw.pods}
-    top = largest_allocatable(raw)
-    groups: dict[StateKey, _ContainerGroup] = {}
-    for s in raw.containers:
-        workload = res.workload(s.namespace, s.pod)
-        if workload is None:
-            continue
-        key = StateKey(workload, s.container)
-        group = groups.setdefault(key, _ContainerGroup(workload, s.container, []))
-        group.series.append(_masked(s, top, group.rejected))
-    for group in groups.values():
-        _by_template(group, pods, recency)
-    return groups
+def _key(res: Resolution, pods: _Pods, namespace: str, pod: str, container: str) -> StateKey | None:
+    workload = res.workload(namespace, pod)
+    if workload is None:
+        return None
+    info = pods.get((namespace, pod))
+    template = template_of(info.owner_kind, info.owner_name) if info is not None else None
+    return StateKey(workload, container, template or "")
 
 
-def _state(group: _ContainerGroup, half_life_s: float | None) -> UsageState:
-    state = UsageState.empty(half_life_s)
-    for s, factor in zip(group.series, group.weights or [1.0] * len(group.series), strict=True):
-        state.add_samples(s.timestamps, s.cpu_cores, s.memory_bytes, weight=factor, samples=s.samples)
-    for s in group.replaced:
-        seen = np.isfinite(s.cpu_cores) | np.isfinite(s.memory_bytes)
-        n = int(np.count_nonzero(seen))
-        if n:
-            state.count(s.timestamps[seen], n if s.samples is None else s.samples)
-    return state
+def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
+    """The part of `s` after `after` (None: nothing), its raw-sample count scaled like clip's."""
+    keep = s.timestamps > after
+    if keep.all():
+        return s
+    if not keep.any():
+        return None
+    return ContainerSamples(
+        s.namespace,
+        s.pod,
+        s.container,
+        s.timestamps[keep],
+        s.cpu_cores[keep],
+        s.memory_bytes[keep],
+        None if s.samples is None else round(s.samples * keep.mean()),
+    )
+
+
+def _add_series(state: UsageState, s: ContainerSamples, info: PodInfo | None, top: dict[str, float]) -> None:
+    rejected: dict[tuple[str, str], int] = {}
+    m = masked(s, top, rejected)
+    state.facts.reject(rejected)
+    seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
+    if not seen.any():
+        return
+    state.add_samples(m.timestamps, m.cpu_cores, m.memory_bytes, samples=m.samples)
+    at = float(m.timestamps[seen].max())
+    job = info.owner_name if info is not None and info.owner_kind == "Job" else None
+    spec = None
+    if info is not None:
+        spec = (
+            info.requests.get(s.container, {}),
+            info.limits.get(s.container, {}),
+            info.labels,
+            s.container in info.init_containers,
+        )
+    state.facts.see_pod(s.pod, job, at, spec)
+
+
+def _set_demand(
+    states: dict[StateKey, UsageState],
+    keyed: Iterable[tuple[StateKey, ContainerSamples]],
+    top: dict[str, float],
+    raw: RawDataset,
+) -> None:
+    """Each state's hourly demand over the dataset: per series the mean within each hour, summed."""
+    pairs = list(keyed)
+    if not pairs:
+        return
+    first_hour = math.floor(raw.start.timestamp() / HOUR_S)
+    hours = bucket_count(first_hour * HOUR_S, raw.end.timestamp(), HOUR_S)
+    series = [masked(s, top, {}) for _, s in pairs]
+    means = hourly_means(series, first_hour * HOUR_S, HOUR_S, hours)
+    rows: dict[StateKey, list[tuple[FloatArray, FloatArray]]] = defaultdict(list)
+    for (key, _), m in zip(pairs, means, strict=True):
+        rows[key].append(m)
+    for key, parts in rows.items():
+        sums = []
+        for i in (0, 1):
+            stacked = np.stack([p[i] for p in parts])
+            present = np.isfinite(stacked).any(axis=0)
+            sums.append(np.where(present, np.nansum(stacked, axis=0), np.nan))
+        states[key].set_demand(first_hour, sums[0], sums[1])
 
 
 def _add_gpus(
-    states: dict[StateKey, UsageState], gpus: tuple[GpuSamples, ...], res: _Resolution, half: float | None
+    states: dict[StateKey, UsageState],
+    gpus: tuple[GpuSamples, ...],
+    res: Resolution,
+    pods: _Pods,
+    fresh: tuple[float, Mapping[WorkloadRef, float]],
+    half: float | None,
 ) -> None:
     by_pod: dict[tuple[StateKey, str], list[GpuSamples]] = defaultdict(list)
     for g in gpus:
-        workload = res.workload(g.namespace, g.pod) if g.pod else None
-        if workload is not None:
-            by_pod[(StateKey(workload, g.container), g.pod)].append(g)
+        key = _key(res, pods, g.namespace, g.pod, g.container) if g.pod else None
+        if key is not None:
+            by_pod[(key, g.pod)].append(g)
     for (key, _), members in sorted(by_pod.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        signal = _pick_signal(members)
+        signal = pick_signal(members)
         if signal is None:
             continue
         state = states.setdefault(key, UsageState.empty(half))
         for g in members:
-            activity = _activity(g, signal)
-            if activity is not None:
-                state.add_gpu(g.timestamps, activity, g.fb_used_mib)
+            activity = gpu_activity(g, signal)
+            keep = g.timestamps > fresh[1].get(key.workload, fresh[0])
+            if activity is not None and keep.any():
+                state.add_gpu(g.timestamps[keep], activity[keep], g.fb_used_mib[keep])
 
 
 def build_states(
-    raw: RawDataset, *, recency: Recency = DEFAULT_RECENCY, resolve: Resolver | None = None
+    raw: RawDataset,
+    *,
+    recency: Recency = DEFAULT_RECENCY,
+    resolve: Resolver | None = None,
+    fresh_after: float = -math.inf,
+    fresh_after_of: Mapping[WorkloadRef, float] | None = None,
 ) -> dict[StateKey, UsageState]:
-    """Every (workload, container)'s UsageState from the dataset's samples and OOM kills."""
-    res = _Resolution(_memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
+    """Every (workload, container, template)'s UsageState from the dataset (module docstring);
+    `fresh_after_of`: the workloads whose samples are fresh after another time than `fresh_after`."""
+    own = fresh_after_of or {}
+    res = Resolution(memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
+    pods: _Pods = {(p.namespace, p.name): p for p in raw.pods}
     half = recency.half_life_s or None
-    groups = _groups(raw, res, recency)
-    states = {key: _state(groups[key], half) for key in sorted(groups)}
-    replaced = {(s.namespace, s.pod, g.container) for g in groups.values() for s in g.replaced}
-    for o in raw.ooms:
-        workload = res.workload(o.namespace, o.pod)
-        if (
-            workload is None
-            or not math.isfinite(o.memory_bytes)
-            or (o.namespace, o.pod, o.container) in replaced
-        ):
+    top = largest_allocatable(raw)
+    states: dict[StateKey, UsageState] = {}
+    demand: list[tuple[StateKey, ContainerSamples]] = []
+    for s in raw.containers:
+        key = _key(res, pods, s.namespace, s.pod, s.container)
+        if key is None:
             continue
-        state = states.get(StateKey(workload, o.container))
-        if state is not None:
-            state.add_oom(o.at.timestamp(), o.memory_bytes)
-    _add_gpus(states, raw.gpus, res, half)
+        state = states.setdefault(key, UsageState.empty(half))
+        info = pods.get((s.namespace, s.pod))
+        if info is None or s.container not in info.init_containers:
+            demand.append((key, s))
+        fresh = _fresh(s, own.get(key.workload, fresh_after))
+        if fresh is not None:
+            _add_series(state, fresh, info, top)
+    _set_demand(states, demand, top, raw)
+    for o in raw.ooms:
+        key = _key(res, pods, o.namespace, o.pod, o.container)
+        if key is None or key not in states or not math.isfinite(o.memory_bytes):
+            continue
+        if o.at.timestamp() > own.get(key.workload, fresh_after):
+            states[key].add_oom(o.at.timestamp(), o.memory_bytes)
+    _add_gpus(states, raw.gpus, res, pods, (fresh_after, own), half)
     return states

@@ -1,21 +1,29 @@
-"""Per (workload, container) usage state for incremental cycles: decaying histograms plus the counts,
-peaks and OOM kills that sizing and confidence read (not yet used by the run loop; see docs/recommender.md).
+"""Per (workload, container, pod template) usage state for incremental cycles: decaying histograms plus
+the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence read
+(recommender.incremental merges a container's templates with the replaced-template rule).
 
 - cpu: one sample per CPU sample (cores); memory: one sample per interval, its peak working set (bytes;
   a Prometheus step's max_over_time, or a raw sample); gpu_activity (0..1) and gpu_framebuffer (MiB used)
   only for containers with GPUs. All decay alike (recommender.model.histogram).
-- cpu_peak / memory_peak: the largest sample ever added, unweighted (a peak is a peak however old).
+- cpu_peak / memory_peak: the largest sample ever added, unweighted (a peak is a peak however old);
+  day_peaks: the highest and second-highest cpu and memory sample of each of the PEAK_DAYS UTC days up to
+  the newest (a window's max and second max without its samples).
 - samples, first_seen, last_seen (epoch seconds, NaN before any sample) and the UTC days with a sample
   (a bitmap of the DAYS_KEPT days up to the newest one) are what confidence reads.
 - ooms: the OOM kills (time, working set), the newest MAX_OOMS.
+- facts: what the newest pod's spec says (requests, limits, labels), distinct pods and Jobs seen, samples
+  rejected by rule; demand: the hourly mean of each pod summed over pods (the forecast's input), for the
+  DEMAND_HOURS hours up to the newest.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
 from recommender.model import FloatArray
@@ -31,6 +39,14 @@ DAY_S = 86400.0
 DAYS_KEPT = 63
 """Days the seen-days bitmap covers (bit k: the k-th day before the newest day with a sample)."""
 MAX_OOMS = 16
+PEAK_DAYS = 16
+"""Days of daily peaks kept: a window of up to PEAK_DAYS - 1 days has exact peaks (to the day)."""
+HOUR_S = 3600.0
+DEMAND_HOURS = 24 * 8 + 1
+"""Hours of demand kept (an 8-day window's; the forecast reads the window's demand)."""
+MAX_RECENT = 64
+"""Pods (and Jobs) of the newest cycle remembered, so that one pod seen again is not counted twice."""
+F32 = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, order=True)
@@ -39,6 +55,12 @@ class StateKey:
 
     workload: WorkloadRef
     container: str
+    template: str = ""
+    """The pod template (ReplicaSet / ReplicationController name); "" for other owners."""
+
+    @property
+    def container_key(self) -> tuple[WorkloadRef, str]:
+        return (self.workload, self.container)
 
 
 @dataclass(frozen=True)
@@ -59,9 +81,72 @@ def _days_mask(days: np.ndarray[tuple[int], np.dtype[np.int64]], newest: int) ->
     return mask
 
 
+@dataclass(slots=True)
+class Facts:
+    """What the pods of one state say beyond their samples (the newest pod's spec wins)."""
+
+    requests: dict[str, float] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    init_container: bool = False
+    newest_pod_at: float = -math.inf
+    pods: int = 0
+    jobs: int = 0
+    recent_pods: frozenset[str] = frozenset()
+    recent_jobs: frozenset[str] = frozenset()
+    rejected: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def see_pod(self, pod: str, job: str | None, at: float, spec: PodSpecFacts | None) -> None:
+        """One pod with samples up to `at`; its spec (when known) replaces an older pod's."""
+        if pod not in self.recent_pods:
+            self.pods += 1
+            self.recent_pods = _bounded(self.recent_pods | {pod})
+        if job and job not in self.recent_jobs:
+            self.jobs += 1
+            self.recent_jobs = _bounded(self.recent_jobs | {job})
+        if spec is not None and at >= self.newest_pod_at:
+            self.newest_pod_at = at
+            self.requests, self.limits, self.labels = dict(spec[0]), dict(spec[1]), dict(spec[2])
+        self.init_container = self.init_container or (spec is not None and spec[3])
+
+    def reject(self, counts: dict[tuple[str, str], int]) -> None:
+        for k, n in counts.items():
+            self.rejected[k] = self.rejected.get(k, 0) + n
+
+    def merge(self, newer: Facts) -> None:
+        """Adds the facts of a later time chunk or cycle."""
+        self.pods += newer.pods - len(newer.recent_pods & self.recent_pods)
+        self.jobs += newer.jobs - len(newer.recent_jobs & self.recent_jobs)
+        if newer.recent_pods:
+            self.recent_pods = newer.recent_pods
+        if newer.recent_jobs:
+            self.recent_jobs = newer.recent_jobs
+        if newer.newest_pod_at >= self.newest_pod_at:
+            self.newest_pod_at = newer.newest_pod_at
+            self.requests, self.limits, self.labels = newer.requests, newer.limits, newer.labels
+        self.init_container = self.init_container or newer.init_container
+        self.reject(newer.rejected)
+
+
+PodSpecFacts = tuple[Mapping[str, float], Mapping[str, float], Mapping[str, str], bool]
+"""A pod's (requests, limits, labels, is-init-container) for one container."""
+
+
+def _bounded(names: frozenset[str]) -> frozenset[str]:
+    return names if len(names) <= MAX_RECENT else frozenset(sorted(names)[-MAX_RECENT:])
+
+
+def _empty_peaks() -> FloatArray:
+    return np.full((4, PEAK_DAYS), np.nan)
+
+
+def _empty_demand() -> F32:
+    return np.full((2, DEMAND_HOURS), np.nan, dtype=np.float32)
+
+
 @dataclass(slots=True, eq=False)
 class UsageState:
-    """One container's usage model (an accumulator: adding samples changes it)."""
+    """One container's usage model under one pod template (an accumulator: adding samples changes it)."""
 
     cpu: Histogram
     memory: Histogram
@@ -76,6 +161,12 @@ class UsageState:
     newest_day: int = -1
     days_mask: int = 0
     half_life_s: float | None = field(default=None)
+    day_peaks: FloatArray = field(default_factory=_empty_peaks)
+    """Rows: cpu highest, cpu second, memory highest, memory second; column k: newest_day - k."""
+    demand: F32 = field(default_factory=_empty_demand)
+    """Rows: cpu cores, memory bytes; column k: hour newest_hour - (DEMAND_HOURS - 1) + k."""
+    newest_hour: int = -1
+    facts: Facts = field(default_factory=Facts)
 
     @staticmethod
     def empty(half_life_s: float | None) -> UsageState:
@@ -108,7 +199,41 @@ class UsageState:
         shift = newest - self.newest_day if self.newest_day >= 0 else DAYS_KEPT
         kept = (self.days_mask << shift) & ((1 << DAYS_KEPT) - 1) if shift < DAYS_KEPT else 0
         self.days_mask = kept | _days_mask(days, newest)
+        self._shift_peaks(newest - self.newest_day if self.newest_day >= 0 else PEAK_DAYS)
         self.newest_day = newest
+
+    def _shift_peaks(self, days: int) -> None:
+        if days <= 0:
+            return
+        kept = self.day_peaks[:, : max(0, PEAK_DAYS - days)]
+        self.day_peaks = np.concatenate(
+            [np.full((4, PEAK_DAYS - kept.shape[1]), np.nan, np.float32), kept], 1
+        )
+
+    def _add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
+        """Folds each day's two highest finite values into rows (row, row + 1)."""
+        ok = np.isfinite(values)
+        if not ok.any():
+            return
+        back = self.newest_day - np.floor(timestamps[ok] / DAY_S).astype(np.int64)
+        vals = values[ok]
+        keep = (back >= 0) & (back < PEAK_DAYS)
+        for k in np.unique(back[keep]).tolist():
+            mine = self.day_peaks[row : row + 2, k]
+            top = np.sort(np.concatenate([vals[back == k], mine[np.isfinite(mine)]]))
+            self.day_peaks[row, k] = top[-1]
+            self.day_peaks[row + 1, k] = top[-2] if top.size > 1 else np.nan
+
+    def window_peaks(self, since: float) -> tuple[list[float], list[float]]:
+        """The daily (highest, second) cpu and memory values of the days from `since`'s day on, flattened."""
+        days = min(PEAK_DAYS, self.newest_day - math.floor(since / DAY_S) + 1)
+        if days <= 0:
+            return [], []
+        cpu, mem = self.day_peaks[0:2, :days], self.day_peaks[2:4, :days]
+        return (
+            [float(v) for v in cpu[np.isfinite(cpu)]],
+            [float(v) for v in mem[np.isfinite(mem)]],
+        )
 
     def add_samples(
         self,
@@ -119,8 +244,8 @@ class UsageState:
         weight: float = 1.0,
         samples: int | None = None,
     ) -> None:
-        """Adds one series' samples (NaN: a gap) with a weight factor (the template rule's); `samples`:
-        the raw samples behind a pre-reduced series (None: one per timestamp with a value)."""
+        """Adds one series' samples (NaN: a gap) with a weight factor; `samples`: the raw samples behind a
+        pre-reduced series (None: one per timestamp with a value)."""
         seen = np.isfinite(cpu_cores) | np.isfinite(memory_bytes)
         n = int(np.count_nonzero(seen))
         if n == 0:
@@ -130,6 +255,31 @@ class UsageState:
         self.memory.add_many(memory_bytes, weight, timestamps)
         self.cpu_peak = max(self.cpu_peak, float(np.fmax.reduce(cpu_cores)))
         self.memory_peak = max(self.memory_peak, float(np.fmax.reduce(memory_bytes)))
+        self._add_day_peaks(timestamps, cpu_cores, 0)
+        self._add_day_peaks(timestamps, memory_bytes, 2)
+
+    def set_demand(self, first_hour: int, cpu: FloatArray, memory: FloatArray) -> None:
+        """Replaces the demand of hours first_hour .. first_hour + len - 1 where cpu or memory has a value
+        (a later read of an hour holds every pod of it: it replaces, never adds)."""
+        last = first_hour + cpu.size - 1
+        if last > self.newest_hour:
+            shift = last - self.newest_hour if self.newest_hour >= 0 else DEMAND_HOURS
+            kept = self.demand[:, min(shift, DEMAND_HOURS) :]
+            pad = np.full((2, DEMAND_HOURS - kept.shape[1]), np.nan, np.float32)
+            self.demand = np.concatenate([kept, pad], 1)
+            self.newest_hour = last
+        at = first_hour - (self.newest_hour - DEMAND_HOURS + 1) + np.arange(cpu.size)
+        ok = (at >= 0) & (at < DEMAND_HOURS) & (np.isfinite(cpu) | np.isfinite(memory))
+        self.demand[0, at[ok]] = cpu[ok]
+        self.demand[1, at[ok]] = memory[ok]
+
+    def demand_hours(self, first_hour: int, hours: int) -> tuple[FloatArray, FloatArray]:
+        """cpu and memory demand of hours first_hour .. first_hour + hours - 1 (NaN: none)."""
+        out = np.full((2, hours), np.nan)
+        at = first_hour - (self.newest_hour - DEMAND_HOURS + 1) + np.arange(hours)
+        ok = (at >= 0) & (at < DEMAND_HOURS)
+        out[:, ok] = self.demand[:, at[ok]]
+        return out[0], out[1]
 
     def add_gpu(self, timestamps: FloatArray, activity: FloatArray, fb_used_mib: FloatArray) -> None:
         """Adds one GPU's activity (0..1) and framebuffer use (MiB) samples."""
@@ -144,8 +294,8 @@ class UsageState:
         self.ooms = tuple(sorted((*self.ooms, OomEvent(at, memory_bytes)), key=lambda o: o.at))[-MAX_OOMS:]
 
     def merge(self, other: UsageState) -> None:
-        """Adds another state of the same container (another time chunk or namespace slice of a cold
-        start); same half-life required."""
+        """Adds the state of the same container and template from a later time chunk or cycle; same
+        half-life required."""
         if other.half_life_s != self.half_life_s:
             raise ValueError("cannot merge usage states of different half-lives")
         self.cpu.merge(other.cpu)
@@ -168,12 +318,23 @@ class UsageState:
             days = np.array([other.newest_day - k for k in range(DAYS_KEPT) if other.days_mask >> k & 1])
             stamps = np.array([other.first_seen, other.last_seen, *(days * DAY_S)])
             self.count(stamps, other.samples)
+            for k in range(PEAK_DAYS):
+                day_mid = (other.newest_day - k + 0.5) * DAY_S
+                for row in (0, 2):
+                    pair = other.day_peaks[row : row + 2, k]
+                    self._add_day_peaks(np.full(2, day_mid), pair, row)
+        if other.newest_hour >= 0:
+            cpu, mem = other.demand
+            self.set_demand(
+                other.newest_hour - DEMAND_HOURS + 1, cpu.astype(np.float64), mem.astype(np.float64)
+            )
+        self.facts.merge(other.facts)
 
-    def oom_peak(self) -> float | None:
-        """The largest working set of a recorded OOM kill (None: none)."""
-        return max((o.memory_bytes for o in self.ooms), default=None)
+    def oom_peak(self, since: float = -math.inf) -> float | None:
+        """The largest working set of a recorded OOM kill at or after `since` (None: none)."""
+        return max((o.memory_bytes for o in self.ooms if o.at >= since), default=None)
 
     def nbytes(self) -> int:
-        """Bytes of the histogram weights (the bulk of the in-memory state)."""
+        """Bytes of the histogram weights, daily peaks and demand (the bulk of the in-memory state)."""
         hists = (self.cpu, self.memory, self.gpu_activity, self.gpu_framebuffer)
-        return sum(h.nbytes() for h in hists if h is not None)
+        return sum(h.nbytes() for h in hists if h is not None) + self.day_peaks.nbytes + self.demand.nbytes

@@ -41,6 +41,7 @@ REQUIRE_ENV = "PODSIZER_REQUIRE_CONTROLPLANE"
 LOGS_ENV = "PODSIZER_CONTROLPLANE_LOGS"
 CRD_FILES = [
     ROOT / "manifests" / "crds" / "recommendation.yaml",
+    ROOT / "manifests" / "crds" / "usagecheckpoint.yaml",
     *sorted((ROOT / "manifests" / "crds" / "testing").glob("*.yaml")),
 ]
 
@@ -87,8 +88,8 @@ def admin_client(control_plane: ControlPlane) -> client.ApiClient:
 
 @pytest.fixture(scope="session")
 def podsizer_crds(admin_client: client.ApiClient) -> list[dict[str, Any]]:
-    """The shipped CRDs (Recommendation; the DeploymentConfig stand-in) and Argo Rollouts' own CRDs (from
-    scripts/build-argo-rollouts.sh, when built), created and Established."""
+    """The shipped CRDs (Recommendation, UsageCheckpoint; the DeploymentConfig stand-in) and Argo Rollouts'
+    own CRDs (from scripts/build-argo-rollouts.sh, when built), created and Established."""
     stored: list[dict[str, Any]] = []
     for path in [*CRD_FILES, *argo_crd_files()]:
         stored.extend(create_from_yaml(admin_client, path))

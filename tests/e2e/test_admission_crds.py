@@ -42,7 +42,14 @@ def test_shipped_crds_are_established_and_served(
     names = sorted(crd["metadata"]["name"] for crd in podsizer_crds)
     # Argo Rollouts' own CRDs, from the module scripts/build-argo-rollouts.sh built (when it did).
     argo = ARGO_CRDS if argo_crd_files() else []
-    assert names == sorted(["deploymentconfigs.apps.openshift.io", "recommendations.podsizer.io", *argo])
+    assert names == sorted(
+        [
+            "deploymentconfigs.apps.openshift.io",
+            "recommendations.podsizer.io",
+            "usagecheckpoints.podsizer.io",
+            *argo,
+        ]
+    )
     custom = client.CustomObjectsApi(admin_client)
     for crd in podsizer_crds:
         spec = crd["spec"]

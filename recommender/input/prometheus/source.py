@@ -145,13 +145,18 @@ class PrometheusSource:
         found = self.client.label_values("namespace", match, start, end)
         return found if self.namespace_filter is None else [ns for ns in found if self.namespace_filter(ns)]
 
-    def _fetch_namespace(self, ns: str, w: q.Window, start: datetime, end: datetime) -> _Namespace:
+    def _fetch_namespace(
+        self, ns: str, w: q.Window, start: datetime, end: datetime, fresh_from: datetime
+    ) -> _Namespace:
+        """Identity (index only) over [start, end]; samples, their counts and the pods' specs from
+        fresh_from on (the window's start, or where an incremental cycle's new samples begin)."""
         c = self.client
         res = float(self.resolution_s)  # never coarsened: long windows are queried in pieces
-        lo, hi = aligned(start.timestamp(), end.timestamp(), res)
+        lo, hi = aligned(fresh_from.timestamp(), end.timestamp(), res)
+        fresh = q.Window(round((end - fresh_from).total_seconds()), w.resolution_s, w.rate_s)
         ident = ksm.identity(
             c.series(q.identity_series(ns, self.scope), start, end),
-            c.query(q.container_facts(ns, w, self.scope), end),
+            c.query(q.container_facts(ns, fresh, self.scope), end),
         )
         # reduced right away: a namespace's answers are gone before the next namespace is read
         cpu = c.query_range_split(q.cpu_rate(ns, w, self.scope), lo, hi, res)
@@ -196,11 +201,25 @@ class PrometheusSource:
         nodes = ksm.nodes(c.query(q.nodes(w, self.scope), end))
         return _Cluster(gpu_samples(series), found, nodes, skipped)
 
-    def dataset(self, start: datetime, end: datetime, progress: Progress | None = None) -> RawDataset:
+    def dataset(
+        self,
+        start: datetime,
+        end: datetime,
+        progress: Progress | None = None,
+        *,
+        fresh_from: datetime | None = None,
+        cluster_wide: bool = True,
+    ) -> RawDataset:
         """The window's raw model: pods, owner links, pre-reduced container series, GPUs, OOM kills,
-        autoscalers and nodes; a namespace without container series is listed as skipped."""
+        autoscalers and nodes; a namespace without container series is listed as skipped.
+
+        fresh_from (incremental cycles): container samples, their counts, the pods' specs and OOM kills
+        only from there on (the dataset starts there); pods, owner links, GPUs, autoscalers and nodes still
+        over [start, end]. cluster_wide False: no GPU, autoscaler and node queries (a cold start's chunks
+        before its last)."""
         if start.tzinfo is None or end.tzinfo is None:
             raise ValueError("start and end must be timezone-aware datetimes")
+        fresh_from = start if fresh_from is None else max(start, fresh_from)
         seconds = round((end - start).total_seconds())
         if seconds <= 0:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
@@ -220,7 +239,9 @@ class PrometheusSource:
         data: dict[str, _Namespace] = {}
         too_large: list[Skipped] = []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = {pool.submit(self._fetch_namespace, ns, w, start, end): ns for ns in namespaces}
+            futures = {
+                pool.submit(self._fetch_namespace, ns, w, start, end, fresh_from): ns for ns in namespaces
+            }
             for fut in as_completed(futures):
                 ns = futures[fut]
                 try:
@@ -230,12 +251,12 @@ class PrometheusSource:
                     too_large.append(Skipped(f"namespace/{ns}", str(exc)))
                 done += 1
                 report(done, total, f"namespace {ns}")
-        cluster = self._fetch_cluster(w, start, end, set(namespaces))
+        cluster = self._fetch_cluster(w, start, end, set(namespaces)) if cluster_wide else _Cluster()
         report(total, total, "GPUs, autoscalers, nodes")
         parts = [data[ns] for ns in sorted(data)]
         empty = [Skipped(f"namespace/{ns}", NO_SERIES) for ns in sorted(data) if not data[ns].containers]
         return RawDataset(
-            start=start,
+            start=fresh_from,
             end=end,
             pods=tuple(p for d in parts for p in d.pods),
             owners=tuple(o for d in parts for o in d.owners),

@@ -9,11 +9,8 @@ rejects are kept as they are on write, skipped (with a log line) on read.
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,7 +31,8 @@ from podsizer.api.resource import (
     recommendation_to_resource,
 )
 from recommender.output.store.base import StoreError, bounds_of, merge_for_update
-from recommender.tempfiles import hold_lock, remove_stale_temp_files
+from recommender.tempfiles import atomic_write as _atomic_write
+from recommender.tempfiles import remove_stale_temp_files, temp_pattern
 
 log = logging.getLogger("podsizer.store")
 
@@ -162,32 +160,3 @@ class JsonFileStore:
 
 def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
-
-
-def temp_pattern(name: str) -> str:
-    """The glob matching the temporary files _atomic_write makes for a target named `name`."""
-    return f".{glob.escape(name)}.*.tmp"
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """tmp file in the same directory + fsync + os.replace + fsync of the directory."""
-    directory = target.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    hold_lock(fd)  # tells a starting process that this temp file is being written, not orphaned
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    dfd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)

@@ -1,4 +1,5 @@
-"""The Recommendation CRD is structural and matches the codec's wire format; the stand-in CRDs are usable."""
+"""The Recommendation and UsageCheckpoint CRDs are structural and match what the codec and the checkpoint
+store write; the stand-in CRDs are usable."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
+from recommender.checkpoints.crdstore import KIND as CHECKPOINT_KIND
+from recommender.checkpoints.crdstore import MAX_BLOB_BYTES, MAX_DATA_CHARS, CrdCheckpointStore
+from recommender.checkpoints.crdstore import PLURAL as CHECKPOINT_PLURAL
 from tests.integration.install.support import CRDS, MANIFESTS, load_yaml_docs
+from tests.support.custom_objects import FakeCustomObjects
 
 CRD_FILE = CRDS / "recommendation.yaml"
 
@@ -100,8 +105,10 @@ def test_crd_identity() -> None:
     assert columns["Target"] == ".spec.targetRef.name" and columns["Mode"] == ".status.sizingMode"
 
 
-def test_schema_is_structural() -> None:
-    for path, node in _nodes(_schema()):
+@pytest.mark.parametrize("file", ["recommendation.yaml", "usagecheckpoint.yaml"])
+def test_schema_is_structural(file: str) -> None:
+    (crd,) = load_yaml_docs(CRDS / file)
+    for path, node in _nodes(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]):
         if node.get("x-kubernetes-int-or-string"):
             assert node.get("anyOf") == [{"type": "integer"}, {"type": "string"}], path
             continue
@@ -173,9 +180,16 @@ def test_crd_requires_a_target() -> None:
         _validate(obj)
 
 
-def test_olm_bundle_carries_the_same_crd() -> None:
-    bundle_copy = MANIFESTS / "olm" / "manifests" / "podsizer.io_recommendations.yaml"
-    assert load_yaml_docs(bundle_copy) == load_yaml_docs(CRD_FILE)
+@pytest.mark.parametrize(
+    ("file", "bundled"),
+    [
+        ("recommendation.yaml", "podsizer.io_recommendations.yaml"),
+        ("usagecheckpoint.yaml", "podsizer.io_usagecheckpoints.yaml"),
+    ],
+)
+def test_olm_bundle_carries_the_same_crd(file: str, bundled: str) -> None:
+    bundle_copy = MANIFESTS / "olm" / "manifests" / bundled
+    assert load_yaml_docs(bundle_copy) == load_yaml_docs(CRDS / file)
 
 
 @pytest.mark.parametrize(
@@ -201,4 +215,63 @@ def test_stand_in_crds_serve_the_workload_kinds(file: str, name: str, version: s
 def test_user_facing_crd_directory_holds_only_podsizer_crds() -> None:
     # `kubectl apply -f manifests/crds/` (not recursive) must not install the test stand-ins.
     names = [d["metadata"]["name"] for f in sorted(CRDS.glob("*.yaml")) for d in load_yaml_docs(f)]
-    assert names == ["recommendations.podsizer.io"]
+    assert names == ["recommendations.podsizer.io", "usagecheckpoints.podsizer.io"]
+
+
+CHECKPOINT_CRD_FILE = CRDS / "usagecheckpoint.yaml"
+
+
+def _checkpoint_schema() -> dict[str, Any]:
+    (crd,) = load_yaml_docs(CHECKPOINT_CRD_FILE)
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def _checkpoint_objects() -> list[dict[str, Any]]:
+    """What CrdCheckpointStore writes, single- and multi-cluster, the largest blob included."""
+    api = FakeCustomObjects()
+    CrdCheckpointStore(custom_objects=api).write(
+        {WorkloadRef("ml", "Deployment", "trainer"): b"\x00\xff", WorkloadRef("ml", "Job", "j"): b""}
+    )
+    CrdCheckpointStore(cluster="east", custom_objects=api).write(
+        {WorkloadRef("ml", "CronJob", "nightly", "east"): b"x" * MAX_BLOB_BYTES}
+    )
+    return list(api.objects.values())
+
+
+def test_checkpoint_crd_identity() -> None:
+    (crd,) = load_yaml_docs(CHECKPOINT_CRD_FILE)
+    spec = crd["spec"]
+    assert crd["metadata"]["name"] == f"{CHECKPOINT_PLURAL}.podsizer.io"
+    assert spec["group"] == "podsizer.io" and spec["scope"] == "Namespaced"
+    assert spec["names"]["plural"] == CHECKPOINT_PLURAL and spec["names"]["kind"] == CHECKPOINT_KIND
+    assert "psuc" in spec["names"]["shortNames"]
+    (version,) = spec["versions"]
+    assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
+    assert "subresources" not in version
+
+
+def test_checkpoint_crd_kinds_and_data_limit_match_the_store() -> None:
+    spec = _checkpoint_schema()["properties"]["spec"]["properties"]
+    assert set(spec["targetRef"]["properties"]["kind"]["enum"]) == set(SUPPORTED_KINDS)
+    assert spec["data"]["maxLength"] == MAX_DATA_CHARS
+    assert "format" not in spec["data"], "a damaged object must stay readable as a string"
+
+
+def test_checkpoint_store_objects_validate_against_the_crd() -> None:
+    validator = jsonschema.Draft202012Validator(_checkpoint_schema())
+    objects = _checkpoint_objects()
+    assert len(objects) == 3
+    for obj in objects:
+        validator.validate(obj)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("data", "x" * (MAX_DATA_CHARS + 1)), ("bytes", -1), ("targetRef", {"kind": "Pod", "name": "p"})],
+)
+def test_checkpoint_crd_rejects_invalid_values(field: str, value: Any) -> None:
+    obj = _checkpoint_objects()[0]
+    obj["spec"][field] = value
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(_checkpoint_schema()).validate(obj)

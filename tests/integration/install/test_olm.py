@@ -138,8 +138,12 @@ def test_csv_carries_certification_annotations_and_images() -> None:
     ):
         assert meta.get(key), key
     assert isinstance(json.loads(meta["operators.openshift.io/valid-subscription"]), list)
-    (example,) = json.loads(meta["alm-examples"])
-    assert example["kind"] == "Recommendation"
+    examples = json.loads(meta["alm-examples"])
+    assert [e["kind"] for e in examples] == ["Recommendation", "UsageCheckpoint"]
+    # the recommender's checkpoints are its own state: hidden from users in OperatorHub and the console
+    assert json.loads(meta["operators.operatorframework.io/internal-objects"]) == [
+        "usagecheckpoints.podsizer.io"
+    ]
     related = {i["image"] for i in csv["spec"]["relatedImages"]}
     images = {
         c["image"]

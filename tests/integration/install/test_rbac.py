@@ -1,4 +1,5 @@
-"""Least privilege: no Secrets cluster-wide, a webhook whose one write is Events, CSV grants = chart's."""
+"""Least privilege: no Secrets cluster-wide, a webhook whose one write is Events, UsageCheckpoints for the
+recommender only, CSV grants = chart's."""
 
 from __future__ import annotations
 
@@ -142,6 +143,9 @@ def _check(
     oauth_proxy: bool = False,
     updater: bool = False,
 ) -> None:
+    for sa, rules in [*cluster.items(), *namespaced.items()]:
+        if sa != "podsizer-recommender":  # the recommender's own state: no other part reads it
+            assert not any(allows(rules, "podsizer.io", "usagecheckpoints", v) for v in READ | WRITE), sa
     if renewer:
         _check_renewer(cluster, namespaced)
         cluster = {k: v for k, v in cluster.items() if k != RENEWER}
@@ -188,6 +192,8 @@ def _check(
     for verb in ("create", "update", "patch"):
         assert allows(rec, "podsizer.io", "recommendations", verb)
     assert allows(rec, "podsizer.io", "recommendations/status", "update")
+    for verb in ("get", "list", "watch", "create", "update", "patch", "delete"):
+        assert allows(rec, "podsizer.io", "usagecheckpoints", verb), f"recommender cannot {verb} checkpoints"
     for group, resource in [
         ("", "pods"),
         ("", "nodes"),

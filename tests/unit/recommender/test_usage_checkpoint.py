@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import struct
 import zlib
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from recommender.model.checkpoint import (
     dumps,
     load,
     loads,
+    read,
     save,
 )
 from recommender.model.histogram import Histogram
@@ -61,6 +63,8 @@ def fields(s: UsageState) -> tuple[object, ...]:
         s.days_mask,
         s.newest_day,
         s.ooms,
+        s.newest_hour,
+        s.facts,
     )
 
 
@@ -75,15 +79,30 @@ def test_round_trip_keeps_every_state_exactly(states: dict[StateKey, UsageState]
     for key, s in states.items():
         b = back[key]
         assert fields(b) == fields(s)
+        np.testing.assert_array_equal(b.day_peaks, s.day_peaks)
+        np.testing.assert_array_equal(b.demand, s.demand)
         for h1, h2 in ((s.cpu, b.cpu), (s.memory, b.memory), (s.gpu_activity, b.gpu_activity)):
             assert same_histogram(h1, h2)
         assert same_histogram(s.gpu_framebuffer, b.gpu_framebuffer)
         assert b.cpu.percentile(0.9) == s.cpu.percentile(0.9)
     assert any(s.ooms for s in back.values()) and any(s.gpu_activity for s in back.values())
+    assert any(s.facts.requests for s in back.values()) and any(s.facts.labels for s in back.values())
+    assert {k.template for k in back} - {""}  # templated states keep their template
+
+
+def test_meta_is_read_back(states: dict[StateKey, UsageState]) -> None:
+    cp = read(dumps(states, SETTINGS, {"covered_until": 1.5e9, "built_at": 1.4e9}), SETTINGS)
+    assert dict(cp.meta) == {"covered_until": 1.5e9, "built_at": 1.4e9}
+    assert len(cp.states) == len(states)
+
+
+def test_another_source_is_a_changed_setting(blob: bytes) -> None:
+    with pytest.raises(ChangedSettings, match="url=http://other"):
+        loads(blob, replace(SETTINGS, source="url=http://other"))
 
 
 def test_checkpoint_is_compact(states: dict[StateKey, UsageState], blob: bytes) -> None:
-    assert len(blob) / len(states) < 1024  # sparse buckets, compressed
+    assert len(blob) / len(states) < 4096  # sparse buckets, a week of hourly demand, compressed
 
 
 def test_save_and_load_a_file(tmp_path: Path, states: dict[StateKey, UsageState]) -> None:
@@ -117,9 +136,15 @@ def test_trailing_bytes_are_refused_as_corrupt(blob: bytes) -> None:
         loads(blob + b"\x00", SETTINGS)
 
 
-def test_a_record_that_does_not_parse_is_refused_even_with_a_valid_checksum(blob: bytes) -> None:
+def counts_at(blob: bytes) -> int:
+    """Where the state count starts: after the header, the settings and the meta."""
     head_len = struct.unpack_from("<I", blob, 10)[0]
-    at = 14 + head_len
+    meta_len = struct.unpack_from("<I", blob, 14 + head_len)[0]
+    return 14 + head_len + 4 + meta_len
+
+
+def test_a_record_that_does_not_parse_is_refused_even_with_a_valid_checksum(blob: bytes) -> None:
+    at = counts_at(blob)
     count = struct.unpack_from("<I", blob, at)[0]
     body = zlib.compress(b"\x05\x00[1,2" + b"\x00" * 50)
     forged = blob[:at] + struct.pack("<IQ", count, len(body)) + body + b"\x00" * 16
@@ -128,8 +153,7 @@ def test_a_record_that_does_not_parse_is_refused_even_with_a_valid_checksum(blob
 
 
 def test_a_body_with_fewer_states_than_stated_is_refused(blob: bytes) -> None:
-    head_len = struct.unpack_from("<I", blob, 10)[0]
-    at = 14 + head_len
+    at = counts_at(blob)
     count = struct.unpack_from("<I", blob, at)[0]
     forged = blob[:at] + struct.pack("<I", count + 1) + blob[at + 4 :]
     with pytest.raises(CorruptCheckpoint):

@@ -41,20 +41,36 @@ def bucket_edges(scheme: BucketScheme, value: float) -> tuple[float, float]:
 # ---- buckets ----------------------------------------------------------------------------------------
 
 
-def test_cpu_buckets_cover_a_millicore_to_a_thousand_cores_at_five_percent() -> None:
+def test_cpu_buckets_cover_a_tenth_of_a_millicore_to_a_thousand_cores_at_two_percent() -> None:
     edges = CPU_BUCKETS.starts()
-    assert edges[1] == pytest.approx(0.001)
+    assert edges[1] == pytest.approx(0.0001)
     assert edges[-2] >= 1000.0
     widths = np.diff(edges)[1:]
-    assert (widths / edges[1:-1]).min() >= 0.05 - 1e-12
-    assert widths[-1] / edges[-2] == pytest.approx(0.05, rel=0.01)
+    assert (widths / edges[1:-1]).min() >= 0.02 - 1e-12
+    assert widths[-1] / edges[-2] == pytest.approx(0.02, rel=0.01)
 
 
-def test_memory_buckets_cover_a_mebibyte_to_four_tebibytes() -> None:
+def test_memory_buckets_cover_64_kibibytes_to_four_tebibytes_at_two_percent() -> None:
     edges = MEMORY_BUCKETS.starts()
-    assert edges[1] == pytest.approx(2.0**20)
+    assert edges[1] == pytest.approx(2.0**16)
     assert edges[-2] >= 4.0 * 2**40
-    assert MEMORY_BUCKETS.count < 300
+    assert widths_ratio(edges) == pytest.approx(0.02, rel=0.01)
+    assert MEMORY_BUCKETS.count < 750
+
+
+def widths_ratio(edges: np.ndarray[tuple[int], np.dtype[np.float64]]) -> float:
+    return float((edges[-1] - edges[-2]) / edges[-2])
+
+
+def test_a_histogram_holds_only_the_buckets_between_its_lowest_and_highest_sample() -> None:
+    h = Histogram(CPU_BUCKETS, DAY)
+    h.add_many(np.array([0.1, 0.2, 0.15]), 1.0, np.array([0.0, 60.0, 120.0]))
+    span = int(CPU_BUCKETS.index(np.array([0.2]))[0] - CPU_BUCKETS.index(np.array([0.1]))[0]) + 1
+    assert h.nbytes() == 4 * span
+    h.add(0.01, 1.0, 180.0)  # a lower value widens it
+    assert h.nbytes() > 4 * span
+    assert h.percentile(0.0) <= 0.0102
+    assert h.weights.shape == (CPU_BUCKETS.count,)
 
 
 def test_negative_values_land_in_the_first_bucket_and_huge_ones_in_the_last() -> None:

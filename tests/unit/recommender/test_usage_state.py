@@ -1,10 +1,12 @@
-"""UsageState (recommender.model.usage_state) and build_states (recommender.model.state_build): on the
-demo data set and the quality benchmark's traces, the histograms' percentiles equal aggregate()'s
-weighted percentiles within one bucket (5 % of the value + 1 millicore / 1 MiB), and samples, first/last
-seen, peaks and OOM kills equal aggregate()'s exactly."""
+"""UsageState (recommender.model.usage_state), build_states (recommender.model.state_build) and their
+reading as ContainerUsage (recommender.incremental.model.view): on the demo data set and the quality
+benchmark's traces, the percentiles equal aggregate()'s weighted percentiles within one bucket (2 % of
+the value + 0.1 millicore / 64 KiB), and samples, first/last seen, peaks, OOM kills, pods, runs, requests,
+limits, rejected samples, labels and demand equal aggregate()'s exactly."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import numpy as np
@@ -12,14 +14,15 @@ import pytest
 
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
+from recommender.incremental.model import UsageModel, view
 from recommender.input.demo import build_demo_dataset
-from recommender.model import ContainerUsage, Quantiles
+from recommender.model import ContainerUsage, Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
 from recommender.model.state_build import build_states
-from recommender.model.usage_state import DAY_S, StateKey, UsageState
+from recommender.model.usage_state import DAY_S, HOUR_S, UsageState
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 QS = (0.5, 0.9, 0.95, 0.99)
@@ -35,20 +38,33 @@ def traces() -> RawDataset:
     return dataset(generate(), NOW)
 
 
+def both(raw: RawDataset, recency: Recency = DEFAULT) -> tuple[UsageSnapshot, dict[object, ContainerUsage]]:
+    """aggregate()'s snapshot and the model's view of the same dataset, by (workload, container)."""
+    snap = aggregate(raw, source="test", recency=recency)
+    seen = view(UsageModel(build_states(raw, recency=recency)), raw.start, raw.end, recency)
+    return snap, {(u.workload, u.container): u for u in seen.containers}
+
+
 def _four(q: Quantiles) -> tuple[float, float, float, float]:
     return q.p50, q.p90, q.p95, q.p99
 
 
 def percentile_errors(raw: RawDataset, recency: Recency = DEFAULT) -> list[tuple[str, float, float, float]]:
-    """(what, q, histogram's, aggregate's) for every container and percentile, cpu and memory."""
-    snap = aggregate(raw, source="test", recency=recency)
-    states = build_states(raw, recency=recency)
+    """(what, q, the model's, aggregate's) for every container and percentile, cpu and memory."""
+    snap, mine = both(raw, recency)
     out = []
     for u in snap.containers:
-        s = states[StateKey(u.workload, u.container)]
-        for q, cpu, mem in zip(QS, _four(u.cpu_cores), _four(u.memory_bytes), strict=True):
-            out.append((f"{u.workload}/{u.container} cpu", q, s.cpu.percentile(q), cpu))
-            out.append((f"{u.workload}/{u.container} memory", q, s.memory.percentile(q), mem))
+        m = mine[(u.workload, u.container)]
+        for q, cpu, mem, my_cpu, my_mem in zip(
+            QS,
+            _four(u.cpu_cores),
+            _four(u.memory_bytes),
+            _four(m.cpu_cores),
+            _four(m.memory_bytes),
+            strict=True,
+        ):
+            out.append((f"{u.workload}/{u.container} cpu", q, my_cpu, cpu))
+            out.append((f"{u.workload}/{u.container} memory", q, my_mem, mem))
     return out
 
 
@@ -75,29 +91,60 @@ def test_trace_percentiles_equal_aggregate_within_one_bucket(traces: RawDataset)
     assert_within_resolution(percentile_errors(traces))
 
 
-def history_facts(u: ContainerUsage) -> tuple[int, float, float, float, float | None]:
+def facts(u: ContainerUsage) -> tuple[object, ...]:
     return (
         u.samples,
-        u.first_seen.timestamp(),
-        u.last_seen.timestamp(),
+        u.first_seen,
+        u.last_seen,
+        u.cpu_cores.max,
+        u.cpu_cores.second_max,
         u.memory_bytes.max,
+        u.memory_bytes.second_max,
         u.oom_kill_memory_bytes,
+        u.pods,
+        u.runs,
+        dict(u.current_requests),
+        dict(u.current_limits),
+        u.init_container,
+        u.rejected,
+        bool(u.recency_note),
     )
 
 
 @pytest.mark.parametrize("which", ["demo", "traces"])
-def test_counts_spans_peaks_and_oom_kills_equal_aggregate(which: str, request: pytest.FixtureRequest) -> None:
+def test_counts_spans_peaks_oom_kills_and_specs_equal_aggregate(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    raw: RawDataset = request.getfixturevalue(which)
+    snap, mine = both(raw)
+    expected = {(u.workload, u.container): facts(u) for u in snap.containers}
+    assert {k: facts(u) for k, u in mine.items()} == expected
+    assert any(f[7] is not None for f in expected.values())  # OOM kills compared too
+
+
+def test_replaced_templates_are_left_out_as_aggregate_leaves_them(traces: RawDataset) -> None:
+    snap, mine = both(traces)
+    replaced = [u for u in snap.containers if u.recency_note]
+    assert replaced  # the traces roll out new templates
+    for u in replaced:
+        assert mine[(u.workload, u.container)].recency_note.split(" (")[0] == u.recency_note.split(" (")[0]
+
+
+@pytest.mark.parametrize("which", ["demo", "traces"])
+def test_demand_and_labels_equal_aggregate(which: str, request: pytest.FixtureRequest) -> None:
     raw: RawDataset = request.getfixturevalue(which)
     snap = aggregate(raw, source="test")
-    states = build_states(raw)
-    expected = {StateKey(u.workload, u.container): history_facts(u) for u in snap.containers}
-    got = {
-        k: (s.samples, s.first_seen, s.last_seen, s.memory_peak, s.oom_peak())
-        for k, s in states.items()
-        if k in expected
-    }
-    assert got == expected
-    assert any(f[4] is not None for f in expected.values())  # OOM kills compared too
+    seen = view(UsageModel(build_states(raw)), raw.start, raw.end, DEFAULT)
+    assert seen.pod_labels == snap.pod_labels
+    mine = {d.workload: d for d in seen.demand}
+    assert set(mine) == {d.workload for d in snap.demand}
+    for d in snap.demand:
+        for exact, got in (
+            (d.cpu_cores, mine[d.workload].cpu_cores),
+            (d.memory_bytes, mine[d.workload].memory_bytes),
+        ):
+            assert (got.start, got.step_seconds, len(got)) == (exact.start, exact.step_seconds, len(exact))
+            np.testing.assert_allclose(got.values, exact.values, rtol=1e-6)
 
 
 def test_gpu_containers_get_activity_and_framebuffer_histograms(traces: RawDataset) -> None:
@@ -120,6 +167,29 @@ def test_state_counts_utc_days_seen_in_any_order() -> None:
     assert s.history_days() == pytest.approx(6.0)
 
 
+def test_daily_peaks_give_a_windows_two_highest_samples() -> None:
+    s = UsageState.empty(DAY_S)
+    ts = np.array([0.5, 0.6, 1.5, 3.2, 3.3, 3.4]) * DAY_S
+    cpu = np.array([9.0, 8.0, 1.0, 2.0, 3.0, 2.5])
+    s.add_samples(ts, cpu, cpu * 2**30)
+    assert sorted(s.window_peaks(0.0)[0])[-2:] == [8.0, 9.0]  # both on day 0
+    assert sorted(s.window_peaks(1.0 * DAY_S)[0])[-2:] == [2.5, 3.0]  # day 1 on: day 3's two
+    assert s.window_peaks(4.0 * DAY_S) == ([], [])
+
+
+def test_demand_of_a_later_read_replaces_the_hours_it_covers() -> None:
+    s = UsageState.empty(DAY_S)
+    s.set_demand(100, np.array([1.0, 2.0, math.nan]), np.array([10.0, 20.0, math.nan]))
+    s.set_demand(101, np.array([5.0, 6.0]), np.array([50.0, 60.0]))
+    cpu, mem = s.demand_hours(99, 4)
+    np.testing.assert_array_equal(cpu, [math.nan, 1.0, 5.0, 6.0])
+    np.testing.assert_array_equal(mem, [math.nan, 10.0, 50.0, 60.0])
+    s.set_demand(100 + 400, np.array([7.0]), np.array([70.0]))  # far later: the old hours are gone
+    assert np.isnan(s.demand_hours(100, 3)[0]).all()
+    assert s.demand_hours(500, 1)[0][0] == 7.0
+    assert s.newest_hour * HOUR_S > 0
+
+
 def test_state_keeps_the_newest_oom_kills() -> None:
     s = UsageState.empty(DAY_S)
     for i in range(20):
@@ -127,13 +197,12 @@ def test_state_keeps_the_newest_oom_kills() -> None:
     assert len(s.ooms) == 16
     assert s.ooms[0].at == 4.0
     assert s.oom_peak() == 19.0 * 2**20
+    assert s.oom_peak(since=100.0) is None
 
 
-def test_state_of_a_few_hundred_bytes_per_container(demo: RawDataset) -> None:
+def test_a_state_holds_a_few_kilobytes(demo: RawDataset) -> None:
     states = build_states(demo)
-    assert max(s.nbytes() for s in states.values() if s.gpu_activity is None) <= 4 * (
-        CPU_BUCKETS.count + MEMORY_BUCKETS.count
-    )
+    assert max(s.nbytes() for s in states.values() if s.gpu_activity is None) < 8 * 1024
 
 
 def test_merging_two_time_chunks_equals_building_from_the_whole_series() -> None:
@@ -153,6 +222,7 @@ def test_merging_two_time_chunks_equals_building_from_the_whole_series() -> None
         whole.last_seen,
     )
     assert (first.days_seen(), first.memory_peak, first.cpu_peak) == (7, whole.memory_peak, whole.cpu_peak)
+    np.testing.assert_array_equal(first.day_peaks, whole.day_peaks)
     for q in QS:
         assert first.cpu.percentile(q) == pytest.approx(whole.cpu.percentile(q), rel=1e-5)
         assert first.memory.percentile(q) == pytest.approx(whole.memory.percentile(q), rel=1e-5)

@@ -1,0 +1,1 @@
+"""The incremental recommender: a usage model kept between cycles, each cycle reading only new samples."""

@@ -1,0 +1,223 @@
+"""The usage model between cycles: per (workload, container, template) states, and how they read as the
+ContainerUsage the sizing engine takes (the full-window path's rules, from histograms).
+
+Reading a container: its templates' states are weighed by the replaced-template rule
+(recommender.model.recency.template_rule over each template's span, as aggregate applies it to pod
+series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak; max and
+second-highest from the daily peaks of the window's days; OOM kills of the window; requests, limits and
+labels from the newest pod's spec; samples, pods, Jobs and the first seen time over every template
+(first seen no earlier than the window). The per-replica steady state is the pooled p50 (the full-window
+path takes the median of each pod's median; the histograms keep no per-pod medians). Demand: every
+state's hourly demand summed per workload over the window's hours (UTC hour grid).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
+from recommender.model import ContainerUsage, Quantiles, RejectedSamples, TimeSeries, WorkloadDemand
+from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram
+from recommender.model.recency import PodSpan, Recency, template_rule
+from recommender.model.timegrid import bucket_count
+from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+
+_QS = (0.5, 0.9, 0.95, 0.99)
+
+
+def _dt(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+@dataclass
+class UsageModel:
+    """Every state, and the time up to which samples are in them (epoch seconds)."""
+
+    states: dict[StateKey, UsageState] = field(default_factory=dict)
+    covered_until: float = math.nan
+    built_at: float = math.nan
+    """When the states were last rebuilt from the whole window (the cold start)."""
+    behind: dict[WorkloadRef, float] = field(default_factory=dict)
+    """Workloads whose states hold samples only up to an earlier time than covered_until (restored from
+    a checkpoint object an interrupted or failed write left older): the next cycle reads from there."""
+
+    def oldest(self) -> float:
+        """The earliest time up to which some workload's samples are in the model."""
+        return min([self.covered_until, *self.behind.values()])
+
+    def merge(self, fresh: Mapping[StateKey, UsageState]) -> None:
+        """Adds states read after the model's (a later chunk or cycle)."""
+        for key, state in fresh.items():
+            mine = self.states.get(key)
+            if mine is None:
+                self.states[key] = state
+            else:
+                mine.merge(state)
+
+    def forget_before(self, t: float) -> int:
+        """Drops the states with no sample and no demand hour since `t`; returns how many."""
+        gone = [
+            k for k, s in self.states.items() if not (s.last_seen >= t) and (s.newest_hour + 1) * HOUR_S <= t
+        ]
+        for k in gone:
+            del self.states[k]
+        return len(gone)
+
+    def nbytes(self) -> int:
+        """Bytes of the states' arrays (histograms, daily peaks, demand)."""
+        return sum(s.nbytes() for s in self.states.values())
+
+    def by_container(self) -> dict[tuple[WorkloadRef, str], list[tuple[StateKey, UsageState]]]:
+        out: dict[tuple[WorkloadRef, str], list[tuple[StateKey, UsageState]]] = defaultdict(list)
+        for key in sorted(self.states):
+            out[key.container_key].append((key, self.states[key]))
+        return out
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """What the model says for one window: the sizing engine's container inputs, demand and labels."""
+
+    containers: tuple[ContainerUsage, ...]
+    demand: tuple[WorkloadDemand, ...]
+    pod_labels: Mapping[WorkloadRef, Mapping[str, str]]
+    skipped: tuple[Skipped, ...]
+
+
+def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], list[float]]:
+    cpu: list[float] = []
+    mem: list[float] = []
+    for s in states:
+        c, m = s.window_peaks(since)
+        cpu += c
+        mem += m
+    return sorted(cpu)[-2:], sorted(mem)[-2:]
+
+
+def _quantiles(h: Histogram, top: list[float]) -> Quantiles:
+    if h.is_empty():
+        return Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
+    peak = top[-1] if top else h.percentile(1.0)
+    p50, p90, p95, p99 = (min(h.percentile(q), peak) for q in _QS)
+    second = top[-2] if len(top) > 1 else peak
+    return Quantiles(p50, p90, p95, p99, peak, min(h.mean(), peak), second_max=second)
+
+
+def _rejected(states: Iterable[UsageState]) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for s in states:
+        for k, n in s.facts.rejected.items():
+            out[k] = out.get(k, 0) + n
+    return out
+
+
+def _usage(
+    workload: WorkloadRef,
+    container: str,
+    members: list[tuple[StateKey, UsageState]],
+    since: float,
+    recency: Recency,
+) -> ContainerUsage | Skipped:
+    seen = [(k, s) for k, s in members if s.samples > 0]
+    subject = f"{workload}/container/{container}"
+    if not seen:
+        return Skipped(subject, "no finite cpu or memory samples")
+    verdict = template_rule(
+        [PodSpan(k.template or None, s.first_seen, s.last_seen) for k, s in seen], recency
+    )
+    half = seen[0][1].half_life_s
+    cpu, mem = Histogram(CPU_BUCKETS, half), Histogram(MEMORY_BUCKETS, half)
+    kept = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w > 0]
+    for (_, s), w in zip(seen, verdict.weights, strict=True):
+        cpu.merge(s.cpu, w)
+        mem.merge(s.memory, w)
+    rejected = _rejected(s for _, s in members)
+    missing = [name for name, h in (("cpu", cpu), ("memory", mem)) if h.is_empty()]
+    if len(missing) == 2 or (missing and not any(r == missing[0] for r, _ in rejected)):
+        why = f"no finite {' or '.join(missing)} samples"
+        if rejected:
+            why += f" ({sum(rejected.values())} rejected: negative, infinite or above node allocatable)"
+        return Skipped(subject, why)
+    cpu_top, mem_top = _top_two(kept, since)
+    cpu_q, mem_q = _quantiles(cpu, cpu_top), _quantiles(mem, mem_top)
+    states = [s for _, s in members]
+    newest = max(states, key=lambda s: s.facts.newest_pod_at)
+    ooms = [p for s in kept if (p := s.oom_peak(since)) is not None]
+    first = min(s.first_seen for _, s in seen)
+    return ContainerUsage(
+        workload=workload,
+        container=container,
+        cpu_cores=cpu_q,
+        memory_bytes=mem_q,
+        per_replica_cpu_cores=cpu_q.p50,
+        per_replica_memory_bytes=mem_q.p50,
+        samples=sum(s.samples for s in states),
+        first_seen=_dt(max(first, since)),
+        last_seen=_dt(max(s.last_seen for _, s in seen)),
+        pods=sum(s.facts.pods for s in states),
+        oom_kill_memory_bytes=max(ooms) if ooms else None,
+        current_requests=dict(newest.facts.requests),
+        current_limits=dict(newest.facts.limits),
+        init_container=any(s.facts.init_container for s in states),
+        rejected=tuple(
+            RejectedSamples(resource, rule, n)  # type: ignore[arg-type]
+            for (resource, rule), n in sorted(rejected.items())
+        ),
+        runs=sum(s.facts.jobs for s in states),
+        recency_note=verdict.note(),
+    )
+
+
+def _demand(
+    per_workload: Mapping[WorkloadRef, list[UsageState]], start: float, end: float
+) -> list[WorkloadDemand]:
+    first_hour = math.floor(start / HOUR_S)
+    hours = bucket_count(first_hour * HOUR_S, end, HOUR_S)
+    t0 = _dt(first_hour * HOUR_S)
+    out = []
+    for workload in sorted(per_workload):
+        rows = [
+            s.demand_hours(first_hour, hours) for s in per_workload[workload] if not s.facts.init_container
+        ]
+        if not rows:
+            continue
+        sums = []
+        for i in (0, 1):
+            m = np.stack([r[i] for r in rows])
+            present = np.isfinite(m).any(axis=0)
+            sums.append(np.where(present, np.nansum(m, axis=0), np.nan))
+        if np.isfinite(sums[0]).any() or np.isfinite(sums[1]).any():
+            out.append(
+                WorkloadDemand(workload, TimeSeries(t0, HOUR_S, sums[0]), TimeSeries(t0, HOUR_S, sums[1]))
+            )
+    return out
+
+
+def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) -> ModelView:
+    """The model read for the window [start, end] (module docstring)."""
+    since = start.timestamp()
+    containers: list[ContainerUsage] = []
+    skipped: list[Skipped] = []
+    per_workload: dict[WorkloadRef, list[UsageState]] = defaultdict(list)
+    labels: dict[WorkloadRef, tuple[float, Mapping[str, str]]] = {}
+    for (workload, container), members in model.by_container().items():
+        usage = _usage(workload, container, members, since, recency)
+        (containers if isinstance(usage, ContainerUsage) else skipped).append(usage)  # type: ignore[arg-type]
+        for _, s in members:
+            per_workload[workload].append(s)
+            at = s.facts.newest_pod_at
+            if s.facts.labels and (workload not in labels or at >= labels[workload][0]):
+                labels[workload] = (at, s.facts.labels)
+    return ModelView(
+        containers=tuple(containers),
+        demand=tuple(_demand(per_workload, since, end.timestamp())),
+        pod_labels={w: dict(lab) for w, (_, lab) in labels.items()},
+        skipped=tuple(skipped),
+    )

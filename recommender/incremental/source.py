@@ -1,0 +1,369 @@
+"""IncrementalSource: a MetricsSource whose cycles read only the samples since the last one.
+
+- Cold start (no model, or a rebuild): the window is read in time chunks of `chunk` (hour-aligned), each
+  folded into the model before the next is read, so memory holds one chunk's samples; the last chunk is
+  read like a delta cycle.
+- Delta cycle: from the start of the hour holding the newest sample in the model to the window's end; only
+  samples after that newest one feed the histograms (the re-read hour's demand replaces the earlier one).
+  Pods, owner links, GPUs, autoscalers and nodes are read for the whole window (series lookups and
+  cluster-wide queries); GPU usage is the window's (the dcgm series are re-read each cycle).
+- Rebuild (stated in the log and the usage-cycles metric) when: there is no model; the window's end is
+  more than one window after the model's newest sample (a gap); the end is before it (a backtest); the
+  decay is off and the model is older than one window (without decay old samples never fade); a
+  checkpoint is missing, corrupt, stale or from other settings or another source.
+- Checkpoints: after every cycle the model is serialised (one blob per workload, or one) and written to
+  the store in the background (a cycle does not wait for thousands of API writes; the next write waits
+  for the previous one; `flush()` before exit), and restored when the source has no model (at start,
+  and when this replica becomes the leader again: `forget()`). Objects of different cycles (a write
+  interrupted or failed for some workloads) are fine: those workloads are read from their own time. A
+  checkpoint that cannot be trusted (corrupt, truncated, another version, other settings or source, an
+  unreadable object) is discarded with a log line and rebuilt.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError, ReadResult
+from recommender.incremental.model import UsageModel, view
+from recommender.input.prometheus.client import step_for
+from recommender.input.prometheus.source import PrometheusSource
+from recommender.metrics import RecommenderMetrics
+from recommender.model import NO_SERIES, Progress, UsageSnapshot
+from recommender.model.aggregate import aggregate
+from recommender.model.checkpoint import CheckpointError, CheckpointSettings, dumps, read
+from recommender.model.clusters import snapshot_in
+from recommender.model.raw import RawDataset
+from recommender.model.state_build import build_states
+from recommender.model.timegrid import floor_to
+from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+
+log = logging.getLogger("podsizer.incremental")
+
+DEFAULT_CHUNK = timedelta(hours=6)
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    """What one cycle did: kind (cold | delta | restored), why a cold one, how long, what it read."""
+
+    kind: str
+    reason: str
+    seconds: float
+    read_from: datetime
+    read_to: datetime
+    states: int
+    state_bytes: int
+    checkpoint_bytes: int = 0
+    forgotten: int = 0
+
+
+def _dt(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+class IncrementalSource:
+    """Wraps a PrometheusSource; collect(start, end) keeps a UsageModel between calls (module docstring)."""
+
+    def __init__(
+        self,
+        source: PrometheusSource,
+        *,
+        window: timedelta,
+        store: CheckpointStore | None = None,
+        chunk: timedelta = DEFAULT_CHUNK,
+        metrics: RecommenderMetrics | None = None,
+        fingerprint: str = "",
+        save: bool = True,
+    ) -> None:
+        """`save` False: the store is only read (a one-shot `recommend --from-checkpoint`)."""
+        if chunk.total_seconds() < HOUR_S or chunk.total_seconds() % HOUR_S:
+            raise ValueError(f"chunk must be a whole number of hours, got {chunk}")
+        self.source = source
+        self.name = source.name
+        self.window = window
+        self.store = store
+        self.save = save
+        self.chunk_s = chunk.total_seconds()
+        self.metrics = metrics
+        self.recency = source.recency
+        self.model: UsageModel | None = None
+        self.last_cycle: CycleReport | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._pending: Future[None] | None = None
+        self._restored = False
+        client = getattr(source.client, "base_url", "")
+        self.settings = CheckpointSettings(
+            half_life_s=self.recency.half_life_s or None,
+            step_s=float(source.resolution_s),
+            source=(
+                f"url={client}|cluster={source.cluster}|label={source.cluster_label}|rate={source.rate_s}"
+                f"|window={window.total_seconds():g}|template={self.recency.template_full_history_s:g}"
+                f"|{fingerprint}"
+            ),
+        )
+
+    # ---- the cycle ---------------------------------------------------------------------------
+
+    def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
+        t0 = time.monotonic()
+        if self.model is None and self.store is not None and not self._restored:
+            self.model = self._restore()
+            self._restored = True
+        reason = self._rebuild_reason(start, end)
+        if reason:
+            kind = "cold"
+            raw, read_from = self._cold(start, end, progress)
+        else:
+            kind = "restored" if self._restored and self.last_cycle is None else "delta"
+            raw, read_from = self._delta(start, end, progress)
+        model = self.model
+        assert model is not None
+        forgotten = model.forget_before(start.timestamp())
+        snapshot = self._snapshot(model, raw, start, end)
+        written = self._save(model)
+        self.last_cycle = CycleReport(
+            kind, reason, time.monotonic() - t0, read_from, end, len(model.states), model.nbytes(),
+            written, forgotten,
+        )  # fmt: skip
+        self._report(self.last_cycle)
+        return snapshot
+
+    def forget(self) -> None:
+        """Drops the in-memory model: the next cycle restores the checkpoint (another leader may have
+        advanced it) or rebuilds."""
+        self.model, self._restored, self.last_cycle = None, False, None
+
+    def _rebuild_reason(self, start: datetime, end: datetime) -> str:
+        m = self.model
+        if m is None or not m.states or math.isnan(m.covered_until):
+            return "no usage model yet"
+        newest, t = m.covered_until, end.timestamp()
+        if t < newest:
+            return f"the window ends {_dt(t):%Y-%m-%d %H:%M}, before the model's newest sample"
+        if t - newest > self.window.total_seconds():
+            return f"a gap of {(t - newest) / 3600:.1f} h since the newest sample (longer than the window)"
+        if not self.recency.decays and t - m.built_at > self.window.total_seconds():
+            return "no decay: the model is rebuilt once a window"
+        return ""
+
+    def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> tuple[RawDataset, datetime]:
+        lo, hi, res = start.timestamp(), end.timestamp(), float(self.source.resolution_s)
+        edges = [lo, *[t for t in _multiples(lo, hi, self.chunk_s)], hi]
+        model = UsageModel(built_at=hi)
+        fresh_after = -math.inf
+        raw: RawDataset | None = None
+        chunks = len(edges) - 1
+        for i, (a, b) in enumerate(itertools.pairwise(edges)):
+            last = i == chunks - 1
+            read_start = start if last else _dt(a)
+            raw = self.source.dataset(read_start, _dt(b), None, fresh_from=_dt(a), cluster_wide=last)
+            model.merge(build_states(raw, recency=self.recency, fresh_after=fresh_after))
+            fresh_after = floor_to(b, res)
+            if progress is not None:
+                progress(i + 1, chunks, f"cold start: {_dt(a):%Y-%m-%d %H:%M} .. {_dt(b):%H:%M} UTC")
+        assert raw is not None
+        model.covered_until = floor_to(hi, res)
+        self.model = model
+        return raw, start
+
+    def _delta(
+        self, start: datetime, end: datetime, progress: Progress | None
+    ) -> tuple[RawDataset, datetime]:
+        m = self.model
+        assert m is not None
+        read_from = _dt(max(start.timestamp(), floor_to(m.oldest(), HOUR_S)))
+        raw = self.source.dataset(start, end, progress, fresh_from=read_from)
+        m.merge(build_states(raw, recency=self.recency, fresh_after=m.covered_until, fresh_after_of=m.behind))
+        m.behind = {}
+        m.covered_until = max(m.covered_until, floor_to(end.timestamp(), float(self.source.resolution_s)))
+        return raw, read_from
+
+    def _snapshot(self, model: UsageModel, raw: RawDataset, start: datetime, end: datetime) -> UsageSnapshot:
+        """The model's containers and demand, with the window's GPUs, autoscalers, nodes and skipped pods."""
+        src = self.source
+        part = aggregate(
+            replace(raw, start=start, containers=(), ooms=(), cluster=""),
+            source=self.name,
+            activity_step=step_for(start, end, src.activity_step_s),
+            recency=self.recency,
+        )
+        seen = view(model, start, end, self.recency)
+        namespaces = {c.workload.namespace for c in seen.containers}
+        skipped = [
+            s for s in part.skipped
+            if not (s.reason == NO_SERIES and s.subject.removeprefix("namespace/") in namespaces)
+        ]  # fmt: skip
+        snap = UsageSnapshot(
+            window_start=start,
+            window_end=end,
+            containers=seen.containers,
+            gpus=part.gpus,
+            autoscalers=part.autoscalers,
+            nodes=part.nodes,
+            demand=seen.demand,
+            skipped=(*skipped, *seen.skipped),
+            source=self.name,
+            pod_labels=seen.pod_labels,
+        )
+        return snapshot_in(snap, src.cluster)
+
+    # ---- checkpoints -------------------------------------------------------------------------
+
+    def _meta(self, model: UsageModel) -> dict[str, float]:
+        return {"covered_until": model.covered_until, "built_at": model.built_at}
+
+    def _save(self, model: UsageModel) -> int:
+        """Serialises the model now and writes it in the background (the previous write finished first);
+        returns the checkpoint's bytes."""
+        store = self.store
+        if store is None or not self.save:
+            return 0
+        groups: dict[BlobKey, dict[StateKey, UsageState]] = defaultdict(dict)
+        for key, state in model.states.items():
+            groups[key.workload if store.per_workload else None][key] = state
+        meta = self._meta(model)
+        blobs: dict[BlobKey, bytes] = {k: dumps(states, self.settings, meta) for k, states in groups.items()}
+        self.flush()
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podsizer-checkpoint")
+        self._pending = self._writer.submit(self._write, store, blobs)
+        size = sum(len(b) for b in blobs.values())
+        if self.metrics is not None:
+            self.metrics.checkpoint_bytes.set(size)
+        return size
+
+    def _write(self, store: CheckpointStore, blobs: dict[BlobKey, bytes]) -> None:
+        t0 = time.monotonic()
+        try:
+            result = store.write(blobs)
+        except CheckpointStoreError as exc:
+            log.error(
+                "checkpoint not written (%s): %s; a restart will rebuild from the source", store.name, exc
+            )
+            self._count_error("write")
+            return
+        except Exception:  # the loop goes on; the next cycle writes again
+            log.exception("checkpoint write to %s raised", store.name)
+            self._count_error("write")
+            return
+        for line in result.failed:
+            log.error("checkpoint object not written: %s", line)
+            self._count_error("write")
+        log.info(
+            "checkpoint written to %s in %.1fs: %d objects written, %d deleted, %d failed",
+            store.name, time.monotonic() - t0, result.written, result.deleted, len(result.failed),
+        )  # fmt: skip
+
+    def flush(self) -> None:
+        """Waits for the checkpoint write in progress (before the process ends)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def _restore(self) -> UsageModel | None:
+        """The model in the store, or None (nothing there, or nothing to trust: logged)."""
+        store = self.store
+        assert store is not None
+        try:
+            found = store.read()
+        except CheckpointStoreError as exc:
+            log.error("checkpoint not read (%s): %s; rebuilding from the source", store.name, exc)
+            self._count_error("read")
+            return None
+        if not found.blobs and not found.unreadable:
+            log.info("no checkpoint in %s: the first cycle reads the whole window", store.name)
+            return None
+        model, why = self._trusted(found)
+        if model is None:
+            log.warning("checkpoint in %s discarded: %s; rebuilding from the source", store.name, why)
+            self._count_error("discarded")
+            return None
+        log.info(
+            "checkpoint restored from %s: %d states, newest sample %s",
+            store.name, len(model.states), _dt(model.covered_until).isoformat(),
+        )  # fmt: skip
+        return model
+
+    def _trusted(self, found: ReadResult) -> tuple[UsageModel | None, str]:
+        """The model of the blobs read, or None and why not. Objects of different cycles are fine (an
+        interrupted or failed write): the older ones' workloads are `behind` and read from their time."""
+        if found.unreadable:
+            return None, f"{len(found.unreadable)} objects unreadable ({found.unreadable[0]})"
+        model = UsageModel()
+        covered: dict[BlobKey, float] = {}
+        built: list[float] = []
+        for key, blob in found.blobs.items():
+            try:
+                cp = read(blob, self.settings)
+            except CheckpointError as exc:
+                return None, f"{_name(key)}: {type(exc).__name__}: {exc}"
+            if key is not None and any(k.workload != key for k in cp.states):
+                return None, f"{_name(key)}: holds another workload's states"
+            at = float(cp.meta.get("covered_until", math.nan))
+            if not math.isfinite(at):
+                return None, f"{_name(key)}: no time up to which it holds samples"
+            covered[key] = at
+            built.append(float(cp.meta.get("built_at", at)))
+            model.states.update(cp.states)
+        model.covered_until, model.built_at = max(covered.values()), min(built)
+        model.behind = {k: t for k, t in covered.items() if k is not None and t < model.covered_until}
+        if model.behind:
+            log.info(
+                "%d workloads' checkpoints are older than the rest (an interrupted write): read from %s",
+                len(model.behind), _dt(model.oldest()).isoformat(),
+            )  # fmt: skip
+        return model, ""
+
+    def _count_error(self, kind: str) -> None:
+        if self.metrics is not None:
+            self.metrics.checkpoint_errors.labels(kind=kind).inc()
+
+    def _report(self, r: CycleReport) -> None:
+        m = self.metrics
+        if m is not None:
+            m.usage_cycles.labels(kind=r.kind, reason=_reason_label(r.reason)).inc()
+            m.usage_state_bytes.set(r.state_bytes)
+            m.usage_states.set(r.states)
+        read = f"read {r.read_from:%Y-%m-%d %H:%M}..{r.read_to:%Y-%m-%d %H:%M} UTC"
+        why = f" ({r.reason})" if r.reason else ""
+        log.info(
+            "usage model: %s cycle%s, %s in %.1fs; %d states, %.1f MiB in memory, checkpoint %d bytes%s",
+            r.kind, why, read, r.seconds, r.states, r.state_bytes / 2**20, r.checkpoint_bytes,
+            f", {r.forgotten} states older than the window dropped" if r.forgotten else "",
+        )  # fmt: skip
+
+
+def _name(key: BlobKey) -> str:
+    return "the checkpoint" if key is None else str(key)
+
+
+def _multiples(lo: float, hi: float, step: float) -> list[float]:
+    """The multiples of step strictly between lo and hi."""
+    first = math.floor(lo / step) * step + step
+    out = []
+    t = first
+    while t < hi:
+        out.append(t)
+        t += step
+    return out
+
+
+def _reason_label(reason: str) -> str:
+    """A bounded label value for the metric: the reason's kind."""
+    for key, label in (
+        ("no usage model", "no_model"),
+        ("gap", "gap"),
+        ("before the model", "backtest"),
+        ("no decay", "no_decay"),
+    ):
+        if key in reason:
+            return label
+    return "none" if not reason else "other"

@@ -1,0 +1,163 @@
+"""The incremental path (recommender.incremental) against a real Prometheus holding 7 days of history:
+a cold start 3 hours before the end, then a delta cycle, gives the usage model and the recommendations of
+a full-window read within 2 %, while the delta cycle's queries read only the new samples; and
+`podsizer run --once` twice with a checkpoint file restores the model instead of reading the window."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import httpx
+import pytest
+
+from podsizer.api import Recommendation
+from podsizer.api.quantity import parse
+from podsizer.settings import run_reporting_errors
+from recommender.commands import add_run_arguments, run_loop
+from recommender.incremental.source import IncrementalSource
+from recommender.input.prometheus import PromClient, PrometheusSource
+from recommender.model import ContainerUsage, UsageSnapshot
+from recommender.sizing.cost import PriceTable
+from recommender.sizing.engine import recommend
+from recommender.sizing.policy import SizingPolicy
+
+from .conftest import Served
+
+pytestmark = pytest.mark.integration
+
+WEEK = timedelta(days=7)
+POLICY = SizingPolicy()
+
+
+@dataclass
+class Recording(httpx.BaseTransport):
+    """The real transport, keeping each request's path and parameters."""
+
+    inner: httpx.BaseTransport = field(default_factory=httpx.HTTPTransport)
+    requests: list[tuple[str, dict[str, list[str]]]] = field(default_factory=list)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        params = parse_qs(request.url.query.decode())
+        if request.method == "POST":
+            params.update(parse_qs(request.read().decode()))
+        self.requests.append((request.url.path, params))
+        return self.inner.handle_request(request)
+
+
+@dataclass(frozen=True)
+class Runs:
+    end: datetime
+    cold_end: datetime
+    full: UsageSnapshot
+    incremental: UsageSnapshot
+    delta_requests: list[tuple[str, dict[str, list[str]]]]
+
+
+@pytest.fixture(scope="module")
+def runs(served: Served) -> Iterator[Runs]:
+    end = served.history.end
+    cold_end = end - timedelta(hours=3)
+    recording = Recording()
+    with PromClient(served.server.url, transport=recording) as client:
+        full = PrometheusSource(client).collect(end - WEEK, end)
+        source = IncrementalSource(PrometheusSource(client), window=WEEK)
+        source.collect(cold_end - WEEK, cold_end)
+        recording.requests.clear()
+        incremental = source.collect(end - WEEK, end)
+        assert source.last_cycle is not None and source.last_cycle.kind == "delta"
+    yield Runs(end, cold_end, full, incremental, list(recording.requests))
+
+
+def by_key(snap: UsageSnapshot) -> dict[tuple[object, str], ContainerUsage]:
+    return {(u.workload, u.container): u for u in snap.containers}
+
+
+def test_the_delta_cycles_usage_equals_the_full_window_within_two_percent(runs: Runs) -> None:
+    full, mine = by_key(runs.full), by_key(runs.incremental)
+    assert set(mine) == set(full) and len(full) > 10
+    worst = 0.0
+    for k, u in full.items():
+        for res in ("cpu_cores", "memory_bytes"):
+            for q in ("p50", "p90", "p95", "p99", "max"):
+                exact, got = getattr(getattr(u, res), q), getattr(getattr(mine[k], res), q)
+                if exact:
+                    worst = max(worst, abs(got - exact) / abs(exact))
+        assert mine[k].current_requests == u.current_requests
+        assert mine[k].oom_kill_memory_bytes == u.oom_kill_memory_bytes
+        # raw sample counts of a re-read hour are apportioned by its points: within 2 %
+        assert mine[k].samples == pytest.approx(u.samples, rel=0.02)
+    assert worst <= 0.02
+
+
+def _values(recs: tuple[Recommendation, ...]) -> dict[str, float]:
+    out = {}
+    for rec in recs:
+        for c in rec.containers:
+            for kind, values in (("request", c.requests), ("limit", c.limits)):
+                for resource, value in values.items():
+                    out[f"{rec.target}/{c.name}/{resource} {kind}"] = parse(value)
+    return out
+
+
+def test_the_recommendations_equal_the_full_windows_within_two_percent(runs: Runs) -> None:
+    prices = PriceTable.for_policy(POLICY)
+    exact = _values(recommend(runs.full, POLICY, prices, runs.end).recommendations)
+    got = _values(recommend(runs.incremental, POLICY, prices, runs.end).recommendations)
+    assert set(got) == set(exact) and len(exact) > 20
+    off = {k: (got[k], v) for k, v in exact.items() if abs(got[k] - v) > 0.02 * abs(v)}
+    assert off == {}
+
+
+def test_the_delta_cycle_reads_only_from_the_hour_of_the_newest_sample(runs: Runs) -> None:
+    since = runs.cold_end.replace(minute=0, second=0).timestamp()
+    ranges = [
+        p
+        for path, p in runs.delta_requests
+        if path.endswith("/query_range") and "container_" in p["query"][0]  # GPUs: the window, each cycle
+    ]
+    assert len(ranges) >= 2 * len({u.workload.namespace for u in runs.full.containers})  # cpu, memory
+    assert all(float(p["start"][0]) >= since for p in ranges)
+    window = re.compile(
+        r"(?:count_over_time|last_over_time)\(container_memory_working_set_bytes[^\[]*\[(\d+)s\]"
+    )
+    looked_back = [
+        int(s) for _, p in runs.delta_requests for q in p.get("query", []) for s in window.findall(q)
+    ]
+    assert looked_back and max(looked_back) <= runs.end.timestamp() - since + 1
+
+
+def test_run_once_twice_restores_the_checkpoint_instead_of_reading_the_window(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    checkpoint = tmp_path / "usage.ckpt"
+
+    def run() -> int:
+        parser = argparse.ArgumentParser(prog="podsizer run")
+        add_run_arguments(parser)
+        args = parser.parse_args(
+            ["--once", "--prometheus-url", served.server.url, "--store", "json", "--store-file",
+             str(tmp_path / "recs.json"), "--checkpoint-file", str(checkpoint), "--metrics-port", "0"]
+        )  # fmt: skip
+        return run_reporting_errors("run", run_loop, args)
+
+    with caplog.at_level(logging.INFO, logger="podsizer.incremental"):
+        assert run() == 0
+        assert checkpoint.stat().st_size > 0
+        first = [r.getMessage() for r in caplog.records if "usage model:" in r.getMessage()]
+        caplog.clear()
+        assert run() == 0
+        second = [r.getMessage() for r in caplog.records if "usage model:" in r.getMessage()]
+    assert len(first) == 1 and "cold cycle (no usage model yet)" in first[0]
+    assert len(second) == 1 and "restored cycle" in second[0]
+    assert any("checkpoint restored from file" in r.getMessage() for r in caplog.records)
