@@ -1,8 +1,9 @@
 """IncrementalSource: a MetricsSource whose cycles read only the samples since the last one.
 
-- Cold start (no model, or a rebuild): the window is read in time chunks of `chunk` (hour-aligned), each
-  folded into the model before the next is read, so memory holds one chunk's samples; the last chunk is
-  read like a delta cycle.
+- Cold start (no model, or a rebuild): the window is read `namespace_batch` namespaces at a time, each
+  batch in time chunks of `chunk` (hour-aligned), every chunk folded into the model before the next is
+  read, so memory holds one batch's chunk of samples; then one short read (the last hour again) brings
+  the window's pods, GPUs, autoscalers and nodes.
 - Delta cycle: from the start of the hour holding the newest sample in the model to the window's end; only
   samples after that newest one feed the histograms (the re-read hour's demand replaces the earlier one).
   Pods, owner links, GPUs, autoscalers and nodes are read for the whole window (series lookups and
@@ -82,6 +83,7 @@ class IncrementalSource:
         metrics: RecommenderMetrics | None = None,
         fingerprint: str = "",
         save: bool = True,
+        namespace_batch: int = 20,
     ) -> None:
         """`save` False: the store is only read (a one-shot `recommend --from-checkpoint`)."""
         if chunk.total_seconds() < HOUR_S or chunk.total_seconds() % HOUR_S:
@@ -91,6 +93,7 @@ class IncrementalSource:
         self.window = window
         self.store = store
         self.save = save
+        self.namespace_batch = max(1, namespace_batch)
         self.chunk_s = chunk.total_seconds()
         self.metrics = metrics
         self.recency = source.recency
@@ -155,22 +158,35 @@ class IncrementalSource:
         return ""
 
     def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> tuple[RawDataset, datetime]:
+        """The window read namespace batch by namespace batch, each in time chunks (memory holds one
+        batch's chunk), then one short read for the pods, GPUs, autoscalers and nodes of the window."""
         lo, hi, res = start.timestamp(), end.timestamp(), float(self.source.resolution_s)
-        edges = [lo, *[t for t in _multiples(lo, hi, self.chunk_s)], hi]
+        edges = [lo, *_multiples(lo, hi, self.chunk_s), hi]
+        namespaces = self.source.namespaces_in(start, end)
+        batches = [
+            namespaces[i : i + self.namespace_batch] for i in range(0, len(namespaces), self.namespace_batch)
+        ]
         model = UsageModel(built_at=hi)
-        fresh_after = -math.inf
-        raw: RawDataset | None = None
-        chunks = len(edges) - 1
-        for i, (a, b) in enumerate(itertools.pairwise(edges)):
-            last = i == chunks - 1
-            read_start = start if last else _dt(a)
-            raw = self.source.dataset(read_start, _dt(b), None, fresh_from=_dt(a), cluster_wide=last)
-            model.merge(build_states(raw, recency=self.recency, fresh_after=fresh_after))
-            fresh_after = floor_to(b, res)
-            if progress is not None:
-                progress(i + 1, chunks, f"cold start: {_dt(a):%Y-%m-%d %H:%M} .. {_dt(b):%H:%M} UTC")
-        assert raw is not None
+        steps, done = len(batches) * (len(edges) - 1) + 1, 0
+        for batch in batches:
+            part = self.source.for_namespaces(batch)
+            fresh_after = -math.inf
+            for a, b in itertools.pairwise(edges):
+                raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
+                model.merge(build_states(raw, recency=self.recency, fresh_after=fresh_after))
+                fresh_after = floor_to(b, res)
+                done += 1
+                if progress is not None:
+                    progress(
+                        done, steps, f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC on"
+                    )
         model.covered_until = floor_to(hi, res)
+        # the last hour again (whole: its demand replaces the chunks'), no sample new to the histograms
+        last_hour = _dt(max(lo, floor_to(model.covered_until, HOUR_S)))
+        raw = self.source.dataset(start, end, None, fresh_from=last_hour)
+        model.merge(build_states(raw, recency=self.recency, fresh_after=model.covered_until))
+        if progress is not None:
+            progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
         self.model = model
         return raw, start
 

@@ -25,7 +25,8 @@ log = logging.getLogger("podsizer.incremental")
 def checkpoint_store(
     settings: RecommenderSettings, cluster: str, api_client: Callable[[], ApiClient]
 ) -> CheckpointStore | None:
-    """The store checkpoint_store names for `cluster` (auto: crd with store=crd, else the file when set)."""
+    """The store checkpoint_store names for `cluster` (auto: crd with store=crd, else the file when set);
+    UsageCheckpoints only for the recommender's own cluster (another cluster's namespaces are not here)."""
     kind = settings.checkpoint_store
     if kind == "auto":
         kind = "crd" if settings.store == "crd" else ("file" if settings.checkpoint_file else "none")
@@ -37,6 +38,12 @@ def checkpoint_store(
         from recommender.checkpoints.filestore import FileCheckpointStore
 
         return FileCheckpointStore(_for_cluster(settings.checkpoint_file, cluster))
+    if cluster != settings.cluster_name:
+        log.warning(
+            "cluster %s: its usage model is kept in memory only (UsageCheckpoints are written for this "
+            "cluster, %s=%r, only)", cluster, env_name("cluster_name"), settings.cluster_name,
+        )  # fmt: skip
+        return None
     from recommender.checkpoints.crdstore import CrdCheckpointStore
 
     return CrdCheckpointStore(api_client(), cluster)

@@ -130,6 +130,17 @@ class PrometheusSource:
         """The same source (same client) reading only `cluster`'s series."""
         return _with_cluster(self, cluster)
 
+    def for_namespaces(self, namespaces: list[str]) -> PrometheusSource:
+        """The same source (same client and cluster) reading only `namespaces` (a cold start's batch)."""
+        out = copy.copy(self)
+        out.namespaces, out.namespace_filter = list(namespaces), None
+        return out
+
+    def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
+        """The namespaces a dataset of [start, end] reads: those named, else those discovered and kept by
+        the namespace filter."""
+        return self._discover(start, end)
+
     def clusters(self, start: datetime, end: datetime) -> list[str]:
         """Every value of cluster_label on container series in [start, end]; [cluster] without a label."""
         if not self.cluster_label:

@@ -62,6 +62,19 @@ class Cut:
     client: object = None
     calls: list[Call] = field(default_factory=list)
 
+    def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
+        return sorted({s.namespace for s in self.raw.containers})
+
+    def for_namespaces(self, namespaces: list[str]) -> Cut:
+        keep = set(namespaces)
+        raw = replace(
+            self.raw,
+            pods=tuple(p for p in self.raw.pods if p.namespace in keep),
+            containers=tuple(s for s in self.raw.containers if s.namespace in keep),
+            ooms=tuple(o for o in self.raw.ooms if o.namespace in keep),
+        )
+        return replace(self, raw=raw)  # the same list of calls
+
     def dataset(
         self,
         start: datetime,
@@ -145,17 +158,23 @@ def test_a_delta_cycle_reads_from_the_hour_of_the_models_newest_sample(raw: RawD
     assert source.last_cycle is not None and source.last_cycle.kind == "delta"
 
 
-def test_a_cold_start_reads_the_window_in_chunks_that_tile_it(raw: RawDataset) -> None:
-    cut = Cut(raw)
-    source = incremental(cut, chunk=timedelta(hours=12))
+def test_a_cold_start_reads_each_namespace_batch_in_chunks_that_tile_the_window(raw: RawDataset) -> None:
+    two = replace(
+        raw, containers=(*raw.containers, *(replace(c, namespace="other") for c in raw.containers[:3]))
+    )
+    cut = Cut(two)
+    source = incremental(cut, chunk=timedelta(hours=12), namespace_batch=1)
     source.collect(T0 - WEEK, T0)
-    spans = [(c.fresh_from, c.end) for c in cut.calls]
-    assert len(spans) == 15  # 7 days of 12 h chunks, the first and last partial
-    assert spans[0][0] == T0 - WEEK and spans[-1][1] == T0
-    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
-    assert all(end - start <= timedelta(hours=12) for start, end in spans)
-    assert [c.cluster_wide for c in cut.calls] == [False] * 14 + [True]
-    assert cut.calls[-1].start == T0 - WEEK  # the last chunk reads pods and GPUs for the window
+    chunks, last = cut.calls[:-1], cut.calls[-1]
+    assert len(chunks) == 2 * 15  # two batches of one namespace; 7 days of 12 h chunks, two partial
+    for batch in (chunks[:15], chunks[15:]):
+        spans = [(c.fresh_from, c.end) for c in batch]
+        assert spans[0][0] == T0 - WEEK and spans[-1][1] == T0
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+        assert all(end - start <= timedelta(hours=12) for start, end in spans)
+        assert not any(c.cluster_wide for c in batch)
+    # then the window's pods, GPUs, autoscalers and nodes, re-reading the last hour
+    assert last == Call(T0 - WEEK, T0.replace(minute=0), T0, True)
     assert source.last_cycle is not None and source.last_cycle.kind == "cold"
 
 

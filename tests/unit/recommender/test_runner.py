@@ -260,6 +260,25 @@ def test_losing_leadership_during_a_run_writes_nothing() -> None:
     assert store.puts == 0 and not result.wrote_store and not result.retry
 
 
+def test_losing_leadership_calls_the_hook_once_per_loss() -> None:
+    class Flips:
+        answers = [True, False, False, True, False]
+
+        def is_leader(self) -> bool:
+            return self.answers.pop(0)
+
+        def start(self) -> None: ...
+
+        def stop(self) -> None: ...
+
+    lost: list[int] = []
+    runner, _ = make(FakeSource(), FakeStore(), FakeRecommend(["web"]), leadership=Flips(),
+                     on_leadership_lost=lambda: lost.append(1))  # fmt: skip
+    seen = [runner._is_leader() for _ in range(5)]
+    assert seen == [True, False, False, True, False]
+    assert len(lost) == 2  # after the first and the fourth answer
+
+
 def test_metrics_are_served_over_http_and_the_server_stops() -> None:
     registry = CollectorRegistry()
     metrics = RecommenderMetrics(registry)
