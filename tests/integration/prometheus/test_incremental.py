@@ -6,13 +6,15 @@ a full-window read within 2 %, while the delta cycle's queries read only the new
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
@@ -21,7 +23,7 @@ import pytest
 from podsizer.api import Recommendation
 from podsizer.api.quantity import parse
 from podsizer.settings import run_reporting_errors
-from recommender.commands import add_run_arguments, run_loop
+from recommender.commands import add_recommend_arguments, add_run_arguments, run_loop, run_recommend
 from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import ContainerUsage, UsageSnapshot
@@ -161,3 +163,60 @@ def test_run_once_twice_restores_the_checkpoint_instead_of_reading_the_window(
     assert len(first) == 1 and "cold cycle (no usage model yet)" in first[0]
     assert len(second) == 1 and "restored cycle" in second[0]
     assert any("checkpoint restored from file" in r.getMessage() for r in caplog.records)
+
+
+def test_recommend_from_the_checkpoint_agrees_with_the_full_window_and_never_writes_it(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("PODSIZER_"):
+            monkeypatch.delenv(name)
+    checkpoint = tmp_path / "usage.ckpt"
+    base = ["--prometheus-url", served.server.url, "--checkpoint-file", str(checkpoint)]
+
+    def run(command: Callable[[argparse.Namespace], int], add: Callable[..., None], *argv: str) -> str:
+        parser = argparse.ArgumentParser(prog=f"podsizer {command.__name__}")
+        add(parser)
+        status = run_reporting_errors(command.__name__, command, parser.parse_args([*base, *argv]))
+        assert status == 0
+        return capsys.readouterr().out
+
+    run(
+        run_loop,
+        add_run_arguments,
+        "--once",
+        "--store-file",
+        str(tmp_path / "recs.json"),
+        "--metrics-port",
+        "0",
+    )
+    written = checkpoint.read_bytes()
+    full = json.loads(run(run_recommend, add_recommend_arguments, "-o", "json", "--no-progress"))["items"]
+    restored = json.loads(
+        run(run_recommend, add_recommend_arguments, "-o", "json", "--no-progress", "--from-checkpoint")
+    )["items"]
+    assert checkpoint.read_bytes() == written
+    assert len(restored) == len(full) > 10
+
+    def values(items: list[dict[str, Any]]) -> dict[str, float]:
+        return {
+            f"{i['metadata']['name']}/{c['name']}/{kind}/{r}": parse(v)
+            for i in items
+            for c in i["status"]["containers"]
+            for kind in ("requests", "limits")
+            for r, v in c.get(kind, {}).items()
+        }
+
+    exact, got = values(full), values(restored)
+    assert set(got) == set(exact)
+    assert {k: (got[k], v) for k, v in exact.items() if abs(got[k] - v) > 0.02 * abs(v)} == {}
+
+
+def test_recommend_from_the_checkpoint_refuses_a_backtest(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="podsizer recommend")
+    add_recommend_arguments(parser)
+    args = parser.parse_args(
+        ["--from-checkpoint", "--as-of", "2026-01-01T00:00:00Z", "--prometheus-url", "http://127.0.0.1:9"]
+    )
+    assert run_reporting_errors("recommend", run_recommend, args) == 2
+    assert "PODSIZER_FROM_CHECKPOINT" in capsys.readouterr().err
