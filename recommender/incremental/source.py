@@ -351,8 +351,8 @@ class IncrementalSource:
         read = f"read {r.read_from:%Y-%m-%d %H:%M}..{r.read_to:%Y-%m-%d %H:%M} UTC"
         why = f" ({r.reason})" if r.reason else ""
         log.info(
-            "usage model: %s cycle%s, %s in %.1fs; %d states, %.1f MiB in memory, checkpoint %d bytes%s",
-            r.kind, why, read, r.seconds, r.states, r.state_bytes / 2**20, r.checkpoint_bytes,
+            "usage model: %s cycle%s, %s in %.1fs; %d states, %.0f KiB in memory, checkpoint %d bytes%s",
+            r.kind, why, read, r.seconds, r.states, r.state_bytes / 1024, r.checkpoint_bytes,
             f", {r.forgotten} states older than the window dropped" if r.forgotten else "",
         )  # fmt: skip
 

@@ -125,6 +125,7 @@ class PrometheusSource:
         self.cluster = cluster
         self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
         self.recency = recency
+        self.warned_slow: set[str] = set()  # shared by copies (for_cluster, for_namespaces): warn once
 
     def for_cluster(self, cluster: str) -> PrometheusSource:
         """The same source (same client) reading only `cluster`'s series."""
@@ -189,7 +190,10 @@ class PrometheusSource:
         wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
         lo, hi, res = grid
         found = self.client.query_range_split(q.cpu_rate(ns, wide, self.scope), lo, hi, res)
-        log.warning(
+        level = logging.DEBUG if ns in self.warned_slow else logging.WARNING  # once per namespace
+        self.warned_slow.add(ns)
+        log.log(
+            level,
             "namespace %s: %d containers have no CPU rate over %ss (cAdvisor scraped less often than every "
             "%ss?); their CPU is the rate over %ss: set %s to at least twice the scrape interval",
             ns, len(missing), self.rate_s, self.rate_s // 2, SLOW_SCRAPE_WINDOW_S,
