@@ -5,9 +5,10 @@ Reading a container: its templates' states are weighed by the replaced-template 
 (recommender.model.recency.template_rule over each template's span, as aggregate applies it to pod
 series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak; max and
 second-highest from the daily peaks of the window's days; OOM kills of the window; requests, limits and
-labels from the newest pod's spec; samples, pods, Jobs and the first seen time over every template
-(first seen no earlier than the window). The per-replica steady state is the pooled p50 (the full-window
-path takes the median of each pod's median; the histograms keep no per-pod medians). Demand: every
+labels from the newest pod's spec; samples (from the window's first hour on), pods, Jobs and the first
+seen time over every template (first seen no earlier than the window). The per-replica steady state is
+the pooled p50 (the full-window path takes the median of each pod's median; the histograms keep no
+per-pod medians). Demand: every
 state's hourly demand summed per workload over the window's hours (UTC hour grid).
 """
 
@@ -158,7 +159,7 @@ def _usage(
         memory_bytes=mem_q,
         per_replica_cpu_cores=cpu_q.p50,
         per_replica_memory_bytes=mem_q.p50,
-        samples=sum(s.samples for s in states),
+        samples=sum(s.samples_since(since) for s in states),
         first_seen=_dt(max(first, since)),
         last_seen=_dt(max(s.last_seen for _, s in seen)),
         pods=sum(s.facts.pods for s in states),

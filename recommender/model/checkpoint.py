@@ -8,8 +8,8 @@ A state record: key (u16 length + JSON [cluster, namespace, kind, name, containe
 cpu_peak, memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 | days_mask u64 | OOM kills
 (u16 count, then at, bytes f64 each) | the cpu, memory, gpu activity and gpu framebuffer histograms,
 each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse) |
-daily peaks f64[4 x PEAK_DAYS] | newest_hour i64 | demand f32[2 x DEMAND_HOURS] | facts (u32 length +
-JSON).
+daily peaks f64[4 x PEAK_DAYS] | newest_hour i64 | hourly demand and samples f32[3 x DEMAND_HOURS] |
+facts (u32 length + JSON).
 
 Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
 or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
@@ -84,7 +84,7 @@ class CheckpointSettings:
     buckets: tuple[str, ...] = tuple(s.describe() for s in SCHEMES)
     source: str = ""
     """What the state was read from and how (recommender.incremental's fingerprint); "" in tests."""
-    layout: str = f"peak_days={PEAK_DAYS}:demand_hours={DEMAND_HOURS}"
+    layout: str = f"peak_days={PEAK_DAYS}:hourly=3x{DEMAND_HOURS}"
 
     def encode(self) -> bytes:
         """Canonical JSON (sorted keys)."""
@@ -239,7 +239,7 @@ def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageS
     state.samples, state.newest_day, state.days_mask, state.ooms = int(samples), int(day), int(mask), ooms
     state.day_peaks = _floats(r, (4, PEAK_DAYS), "<f8")
     (state.newest_hour,) = map(int, r.unpack(_I64))
-    state.demand = _floats(r, (2, DEMAND_HOURS), "<f4").astype(np.float32)
+    state.demand = _floats(r, (3, DEMAND_HOURS), "<f4").astype(np.float32)
     (facts_len,) = r.unpack(_U32)
     state.facts = _facts(r.take(int(facts_len)))
     return key, state

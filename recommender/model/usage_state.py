@@ -12,8 +12,9 @@ the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence
   (a bitmap of the DAYS_KEPT days up to the newest one) are what confidence reads.
 - ooms: the OOM kills (time, working set), the newest MAX_OOMS.
 - facts: what the newest pod's spec says (requests, limits, labels), distinct pods and Jobs seen, samples
-  rejected by rule; demand: the hourly mean of each pod summed over pods (the forecast's input), for the
-  DEMAND_HOURS hours up to the newest.
+  rejected by rule; hourly: the hourly mean of each pod summed over pods (demand, the forecast's input)
+  and the raw samples of each hour (a window's sample count), for the DEMAND_HOURS hours up to the
+  newest.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def _empty_peaks() -> FloatArray:
 
 
 def _empty_demand() -> F32:
-    return np.full((2, DEMAND_HOURS), np.nan, dtype=np.float32)
+    return np.full((3, DEMAND_HOURS), np.nan, dtype=np.float32)
 
 
 @dataclass(slots=True, eq=False)
@@ -164,7 +165,8 @@ class UsageState:
     day_peaks: FloatArray = field(default_factory=_empty_peaks)
     """Rows: cpu highest, cpu second, memory highest, memory second; column k: newest_day - k."""
     demand: F32 = field(default_factory=_empty_demand)
-    """Rows: cpu cores, memory bytes; column k: hour newest_hour - (DEMAND_HOURS - 1) + k."""
+    """Rows: cpu cores, memory bytes (demand), raw samples; column k: hour newest_hour - DEMAND_HOURS + 1
+    + k."""
     newest_hour: int = -1
     facts: Facts = field(default_factory=Facts)
 
@@ -251,6 +253,9 @@ class UsageState:
         if n == 0:
             return
         self.count(timestamps[seen], n if samples is None else samples)
+        # the raw samples by hour: a pre-reduced series' count spread over its points
+        per_point = 1.0 if samples is None else samples / n
+        self._count_hours(np.floor(timestamps[seen] / HOUR_S).astype(np.int64), np.full(n, per_point))
         self.cpu.add_many(cpu_cores, weight, timestamps)
         self.memory.add_many(memory_bytes, weight, timestamps)
         self.cpu_peak = max(self.cpu_peak, float(np.fmax.reduce(cpu_cores)))
@@ -261,24 +266,46 @@ class UsageState:
     def set_demand(self, first_hour: int, cpu: FloatArray, memory: FloatArray) -> None:
         """Replaces the demand of hours first_hour .. first_hour + len - 1 where cpu or memory has a value
         (a later read of an hour holds every pod of it: it replaces, never adds)."""
-        last = first_hour + cpu.size - 1
-        if last > self.newest_hour:
-            shift = last - self.newest_hour if self.newest_hour >= 0 else DEMAND_HOURS
-            kept = self.demand[:, min(shift, DEMAND_HOURS) :]
-            pad = np.full((2, DEMAND_HOURS - kept.shape[1]), np.nan, np.float32)
-            self.demand = np.concatenate([kept, pad], 1)
-            self.newest_hour = last
+        self._advance_hours(first_hour + cpu.size - 1)
         at = first_hour - (self.newest_hour - DEMAND_HOURS + 1) + np.arange(cpu.size)
         ok = (at >= 0) & (at < DEMAND_HOURS) & (np.isfinite(cpu) | np.isfinite(memory))
         self.demand[0, at[ok]] = cpu[ok]
         self.demand[1, at[ok]] = memory[ok]
+
+    def _advance_hours(self, last: int) -> None:
+        """Makes `last` the newest hour held when it is later (older hours drop off the front)."""
+        if last <= self.newest_hour:
+            return
+        shift = last - self.newest_hour if self.newest_hour >= 0 else DEMAND_HOURS
+        kept = self.demand[:, min(shift, DEMAND_HOURS) :]
+        pad = np.full((3, DEMAND_HOURS - kept.shape[1]), np.nan, np.float32)
+        self.demand = np.concatenate([kept, pad], 1)
+        self.newest_hour = last
+
+    def _count_hours(self, hours: npt.NDArray[np.int64], samples: FloatArray) -> None:
+        """Adds raw samples to their hours (absolute hour numbers)."""
+        if hours.size == 0:
+            return
+        self._advance_hours(int(hours.max()))
+        at = hours - (self.newest_hour - DEMAND_HOURS + 1)
+        ok = at >= 0
+        if not ok.any():
+            return
+        added = np.bincount(at[ok], weights=samples[ok], minlength=DEMAND_HOURS)
+        row = self.demand[2]
+        self.demand[2] = np.where(added > 0, np.nan_to_num(row) + added, row)
+
+    def samples_since(self, t: float) -> int:
+        """Raw samples from the hour holding `t` on (within the DEMAND_HOURS hours held)."""
+        first = math.floor(t / HOUR_S) - (self.newest_hour - DEMAND_HOURS + 1)
+        return round(float(np.nansum(self.demand[2, max(0, first) :], dtype=np.float64)))
 
     def demand_hours(self, first_hour: int, hours: int) -> tuple[FloatArray, FloatArray]:
         """cpu and memory demand of hours first_hour .. first_hour + hours - 1 (NaN: none)."""
         out = np.full((2, hours), np.nan)
         at = first_hour - (self.newest_hour - DEMAND_HOURS + 1) + np.arange(hours)
         ok = (at >= 0) & (at < DEMAND_HOURS)
-        out[:, ok] = self.demand[:, at[ok]]
+        out[:, ok] = self.demand[:2, at[ok]]
         return out[0], out[1]
 
     def add_gpu(self, timestamps: FloatArray, activity: FloatArray, fb_used_mib: FloatArray) -> None:
@@ -324,7 +351,10 @@ class UsageState:
                     pair = other.day_peaks[row : row + 2, k]
                     self._add_day_peaks(np.full(2, day_mid), pair, row)
         if other.newest_hour >= 0:
-            cpu, mem = other.demand
+            cpu, mem, counts = other.demand
+            hours = other.newest_hour - DEMAND_HOURS + 1 + np.arange(DEMAND_HOURS, dtype=np.int64)
+            seen = np.isfinite(counts)
+            self._count_hours(hours[seen], counts[seen].astype(np.float64))
             self.set_demand(
                 other.newest_hour - DEMAND_HOURS + 1, cpu.astype(np.float64), mem.astype(np.float64)
             )

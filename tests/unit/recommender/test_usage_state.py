@@ -227,3 +227,18 @@ def test_merging_two_time_chunks_equals_building_from_the_whole_series() -> None
         assert first.cpu.percentile(q) == pytest.approx(whole.cpu.percentile(q), rel=1e-5)
         assert first.memory.percentile(q) == pytest.approx(whole.memory.percentile(q), rel=1e-5)
     assert first.oom_peak() == 5e8
+
+
+def test_a_windows_sample_count_leaves_out_the_hours_before_it() -> None:
+    s = UsageState.empty(DAY_S)
+    ts = np.arange(0.0, 3 * DAY_S, 60.0)
+    s.add_samples(ts, np.ones(ts.size), np.ones(ts.size) * 2**30)
+    assert s.samples == ts.size
+    assert s.samples_since(0.0) == ts.size
+    assert s.samples_since(DAY_S + 1800.0) == np.count_nonzero(ts >= DAY_S)  # from that hour on
+    later = np.arange(3 * DAY_S, 4 * DAY_S, 60.0)
+    pre = UsageState.empty(DAY_S)  # a pre-reduced series: its raw count spread over its points
+    pre.add_samples(later, np.ones(later.size), np.ones(later.size), samples=4 * later.size)
+    s.merge(pre)
+    assert s.samples_since(3 * DAY_S) == 4 * later.size
+    assert s.samples_since(0.0) == ts.size + 4 * later.size
