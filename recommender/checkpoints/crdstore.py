@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
 
-import urllib3
-
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.wire import API_GROUP, API_VERSION
+from podsizer.apierrors import api_error, describe, status_code
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
 
 log = logging.getLogger("podsizer.checkpoints")
@@ -96,22 +95,6 @@ def label_selector(cluster: str) -> str:
     return f"{managed},{CLUSTER_LABEL}={cluster}" if cluster else f"{managed},!{CLUSTER_LABEL}"
 
 
-def _status_code(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
-def _api_error(exc: BaseException) -> bool:
-    """An ApiException (or a test double shaped like one), or the transport failing under it."""
-    return _status_code(exc) is not None or isinstance(exc, OSError | urllib3.exceptions.HTTPError)
-
-
-def _describe(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", None) or type(exc).__name__
-    code = _status_code(exc)
-    return f"HTTP {code} {reason}" if code is not None else f"{reason}: {exc}"
-
-
 def _meta(item: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = item.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
@@ -134,7 +117,7 @@ class _Outcome:
 
 
 def _failed(what: str, exc: BaseException) -> _Outcome:
-    return _Outcome(failure=f"{what}: {_describe(exc)}", api_failure=True)
+    return _Outcome(failure=f"{what}: {describe(exc)}", api_failure=True)
 
 
 class CrdCheckpointStore:
@@ -195,9 +178,9 @@ class CrdCheckpointStore:
                         API_GROUP, API_VERSION, PLURAL, label_selector=selector, limit=LIST_PAGE
                     )
             except Exception as exc:
-                if _api_error(exc):
+                if api_error(exc):
                     raise CheckpointStoreError(
-                        f"cannot list {PLURAL}.{API_GROUP} in all namespaces: {_describe(exc)}"
+                        f"cannot list {PLURAL}.{API_GROUP} in all namespaces: {describe(exc)}"
                     ) from exc
                 raise
             page = resp.get("items") if isinstance(resp, Mapping) else None
@@ -338,7 +321,7 @@ class CrdCheckpointStore:
                         )
                     return _Outcome(written=1, bytes=size)
                 except Exception as exc:
-                    code = _status_code(exc)
+                    code = status_code(exc)
                     if not (code == 409 or (code == 404 and version is not None)):
                         raise
                 log.debug("%s %s/%s: %s, re-reading", KIND, namespace, name, "conflict")
@@ -351,7 +334,7 @@ class CrdCheckpointStore:
                 found = _meta(current).get("resourceVersion") if current is not None else None
                 version = str(found) if found else None
         except Exception as exc:
-            if _api_error(exc):
+            if api_error(exc):
                 return _failed(what, exc)
             raise
         return _Outcome(failure=f"{what}: still conflicting after {self.max_attempts} attempts")
@@ -360,7 +343,7 @@ class CrdCheckpointStore:
         try:
             obj = self.api.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
         except Exception as exc:
-            if _status_code(exc) == 404:
+            if status_code(exc) == 404:
                 return None
             raise
         return obj if isinstance(obj, Mapping) else None
@@ -373,9 +356,9 @@ class CrdCheckpointStore:
                 API_GROUP, API_VERSION, namespace, PLURAL, name, body=body
             )
         except Exception as exc:
-            if _status_code(exc) == 404:
+            if status_code(exc) == 404:
                 return _Outcome()
-            if _api_error(exc):
+            if api_error(exc):
                 return _failed(f"cannot delete {KIND} {namespace}/{name}", exc)
             raise
         return _Outcome(deleted=1)

@@ -13,8 +13,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
 
-import urllib3
-
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import (
     API_GROUP,
@@ -27,6 +25,7 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
+from podsizer.apierrors import api_error, describe, status_code
 from recommender.output.store.base import StoreError, bounds_of, own_cluster
 
 log = logging.getLogger("podsizer.store")
@@ -57,22 +56,6 @@ class CustomObjects(Protocol):
     def replace_namespaced_custom_object_status(
         self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
     ) -> Any: ...
-
-
-def _status_code(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
-def _api_error(exc: BaseException) -> bool:
-    """An ApiException (or a test double shaped like one), or the transport failing under it."""
-    return _status_code(exc) is not None or isinstance(exc, OSError | urllib3.exceptions.HTTPError)
-
-
-def _describe(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", None) or type(exc).__name__
-    code = _status_code(exc)
-    return f"HTTP {code} {reason}" if code is not None else f"{reason}: {exc}"
 
 
 class CrdStore:
@@ -109,9 +92,9 @@ class CrdStore:
             else:
                 resp = self.api.list_namespaced_custom_object(API_GROUP, API_VERSION, self.namespace, PLURAL)
         except Exception as exc:
-            if _api_error(exc):
+            if api_error(exc):
                 where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
-                raise StoreError(f"cannot list {PLURAL}.{API_GROUP} in {where}: {_describe(exc)}") from exc
+                raise StoreError(f"cannot list {PLURAL}.{API_GROUP} in {where}: {describe(exc)}") from exc
             raise
         items = resp.get("items") if isinstance(resp, Mapping) else None
         return list(items or [])
@@ -129,10 +112,10 @@ class CrdStore:
         try:
             obj = self.api.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
         except Exception as exc:
-            if _status_code(exc) == 404:
+            if status_code(exc) == 404:
                 return None
-            if _api_error(exc):
-                raise StoreError(f"cannot read Recommendation {namespace}/{name}: {_describe(exc)}") from exc
+            if api_error(exc):
+                raise StoreError(f"cannot read Recommendation {namespace}/{name}: {describe(exc)}") from exc
             raise
         return dict(obj)
 
@@ -163,16 +146,16 @@ class CrdStore:
                 self._put_once(ns, name, desired)
                 return
             except Exception as exc:
-                if _status_code(exc) != 409:
-                    if _api_error(exc):
-                        why = _describe(exc)
+                if status_code(exc) != 409:
+                    if api_error(exc):
+                        why = describe(exc)
                         raise StoreError(f"cannot write Recommendation {ns}/{name}: {why}") from exc
                     raise
                 last = exc
                 log.debug("Recommendation %s/%s: conflict, re-reading", ns, name)
         raise StoreError(
             f"cannot write Recommendation {ns}/{name}: still conflicting after {self.max_attempts} attempts"
-            f" ({_describe(last) if last else 'conflict'})"
+            f" ({describe(last) if last else 'conflict'})"
         )
 
     def _put_once(self, ns: str, name: str, desired: dict[str, Any]) -> None:
