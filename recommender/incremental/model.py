@@ -105,8 +105,9 @@ def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], l
 def _quantiles(h: Histogram, top: list[float]) -> Quantiles:
     if h.is_empty():
         return Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
-    peak = top[-1] if top else h.percentile(1.0)
-    p50, p90, p95, p99 = (min(h.percentile(q), peak) for q in _QS)
+    *points, top_bucket = h.percentiles((*_QS, 1.0))
+    peak = top[-1] if top else top_bucket
+    p50, p90, p95, p99 = (min(p, peak) for p in points)
     second = top[-2] if len(top) > 1 else peak
     return Quantiles(p50, p90, p95, p99, peak, min(h.mean(), peak), second_max=second)
 
@@ -133,12 +134,15 @@ def _usage(
     verdict = template_rule(
         [PodSpan(k.template or None, s.first_seen, s.last_seen) for k, s in seen], recency
     )
-    half = seen[0][1].half_life_s
-    cpu, mem = Histogram(CPU_BUCKETS, half), Histogram(MEMORY_BUCKETS, half)
     kept = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w > 0]
-    for (_, s), w in zip(seen, verdict.weights, strict=True):
-        cpu.merge(s.cpu, w)
-        mem.merge(s.memory, w)
+    if len(seen) == 1:  # the usual case: one template, read as it is
+        cpu, mem = seen[0][1].cpu, seen[0][1].memory
+    else:
+        half = seen[0][1].half_life_s
+        cpu, mem = Histogram(CPU_BUCKETS, half), Histogram(MEMORY_BUCKETS, half)
+        for (_, s), w in zip(seen, verdict.weights, strict=True):
+            cpu.merge(s.cpu, w)
+            mem.merge(s.memory, w)
     rejected = _rejected(s for _, s in members)
     missing = [name for name, h in (("cpu", cpu), ("memory", mem)) if h.is_empty()]
     if len(missing) == 2 or (missing and not any(r == missing[0] for r, _ in rejected)):

@@ -13,9 +13,9 @@
   decay is off and the model is older than one window (without decay old samples never fade); a
   checkpoint is missing, corrupt, stale or from other settings or another source.
 - Checkpoints: after every cycle the model is serialised (one blob per workload, or one) and written to
-  the store in the background (a cycle does not wait for thousands of API writes; the next write waits
-  for the previous one; `flush()` before exit), and restored when the source has no model (at start,
-  and when this replica becomes the leader again: `forget()`). Objects of different cycles (a write
+  the store in the background (a cycle does not wait for thousands of API writes; the next cycle waits
+  for it before it changes the model; `flush()` before exit), and restored when the source has no model
+  (at start, and when this replica becomes the leader again: `forget()`). Objects of different cycles (a write
   interrupted or failed for some workloads) are fine: those workloads are read from their own time. A
   checkpoint that cannot be trusted (corrupt, truncated, another version, other settings or source, an
   unreadable object) is discarded with a log line and rebuilt.
@@ -62,7 +62,6 @@ class CycleReport:
     read_to: datetime
     states: int
     state_bytes: int
-    checkpoint_bytes: int = 0
     forgotten: int = 0
 
 
@@ -100,6 +99,8 @@ class IncrementalSource:
         self.model: UsageModel | None = None
         self.last_cycle: CycleReport | None = None
         self._writer: ThreadPoolExecutor | None = None
+        self.checkpoint_bytes = 0
+        """Bytes of the last checkpoint serialised (after flush(): of this cycle's)."""
         self._pending: Future[None] | None = None
         self._restored = False
         client = getattr(source.client, "base_url", "")
@@ -117,6 +118,7 @@ class IncrementalSource:
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
         t0 = time.monotonic()
+        self.flush()  # the previous cycle's checkpoint is written before the model changes again
         if self.model is None and self.store is not None and not self._restored:
             self.model = self._restore()
             self._restored = True
@@ -131,11 +133,10 @@ class IncrementalSource:
         assert model is not None
         forgotten = model.forget_before(start.timestamp())
         snapshot = self._snapshot(model, raw, start, end)
-        written = self._save(model)
+        self._save(model)
         self.last_cycle = CycleReport(
-            kind, reason, time.monotonic() - t0, read_from, end, len(model.states), model.nbytes(),
-            written, forgotten,
-        )  # fmt: skip
+            kind, reason, time.monotonic() - t0, read_from, end, len(model.states), model.nbytes(), forgotten
+        )
         self._report(self.last_cycle)
         return snapshot
 
@@ -236,29 +237,31 @@ class IncrementalSource:
     def _meta(self, model: UsageModel) -> dict[str, float]:
         return {"covered_until": model.covered_until, "built_at": model.built_at}
 
-    def _save(self, model: UsageModel) -> int:
-        """Serialises the model now and writes it in the background (the previous write finished first);
-        returns the checkpoint's bytes."""
+    def _save(self, model: UsageModel) -> None:
+        """Serialises and writes the model in the background: the states are not changed until the next
+        cycle, which waits for this write first (flush)."""
         store = self.store
         if store is None or not self.save:
-            return 0
+            return
         groups: dict[BlobKey, dict[StateKey, UsageState]] = defaultdict(dict)
         for key, state in model.states.items():
             groups[key.workload if store.per_workload else None][key] = state
-        meta = self._meta(model)
-        blobs: dict[BlobKey, bytes] = {k: dumps(states, self.settings, meta) for k, states in groups.items()}
-        self.flush()
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="podsizer-checkpoint")
-        self._pending = self._writer.submit(self._write, store, blobs)
-        size = sum(len(b) for b in blobs.values())
-        if self.metrics is not None:
-            self.metrics.checkpoint_bytes.set(size)
-        return size
+        self._pending = self._writer.submit(self._write, store, groups, self._meta(model))
 
-    def _write(self, store: CheckpointStore, blobs: dict[BlobKey, bytes]) -> None:
+    def _write(
+        self,
+        store: CheckpointStore,
+        groups: dict[BlobKey, dict[StateKey, UsageState]],
+        meta: dict[str, float],
+    ) -> None:
         t0 = time.monotonic()
         try:
+            blobs = {k: dumps(states, self.settings, meta) for k, states in groups.items()}
+            self.checkpoint_bytes = sum(len(b) for b in blobs.values())
+            if self.metrics is not None:
+                self.metrics.checkpoint_bytes.set(self.checkpoint_bytes)
             result = store.write(blobs)
         except CheckpointStoreError as exc:
             log.error(
@@ -274,8 +277,9 @@ class IncrementalSource:
             log.error("checkpoint object not written: %s", line)
             self._count_error("write")
         log.info(
-            "checkpoint written to %s in %.1fs: %d objects written, %d deleted, %d failed",
-            store.name, time.monotonic() - t0, result.written, result.deleted, len(result.failed),
+            "checkpoint of %d bytes saved to %s in %.1fs: %d objects written, %d deleted, %d failed",
+            self.checkpoint_bytes, store.name, time.monotonic() - t0, result.written, result.deleted,
+            len(result.failed),
         )  # fmt: skip
 
     def flush(self) -> None:
@@ -351,8 +355,8 @@ class IncrementalSource:
         read = f"read {r.read_from:%Y-%m-%d %H:%M}..{r.read_to:%Y-%m-%d %H:%M} UTC"
         why = f" ({r.reason})" if r.reason else ""
         log.info(
-            "usage model: %s cycle%s, %s in %.1fs; %d states, %.0f KiB in memory, checkpoint %d bytes%s",
-            r.kind, why, read, r.seconds, r.states, r.state_bytes / 1024, r.checkpoint_bytes,
+            "usage model: %s cycle%s, %s in %.1fs; %d states, %.0f KiB in memory%s",
+            r.kind, why, read, r.seconds, r.states, r.state_bytes / 1024,
             f", {r.forgotten} states older than the window dropped" if r.forgotten else "",
         )  # fmt: skip
 

@@ -200,22 +200,27 @@ class Histogram:
 
     def percentile(self, q: float) -> float:
         """The weighted q-quantile (0 <= q <= 1), interpolated within its bucket; ValueError when empty."""
-        if not 0.0 <= q <= 1.0:
-            raise ValueError(f"q must be within [0, 1], got {q}")
+        return self.percentiles((q,))[0]
+
+    def percentiles(self, qs: tuple[float, ...]) -> list[float]:
+        """percentile() of each q, over one cumulative sum."""
+        q = np.asarray(qs, dtype=np.float64)
+        if not ((q >= 0.0) & (q <= 1.0)).all():
+            raise ValueError(f"q must be within [0, 1], got {qs}")
         cum = np.cumsum(self.span, dtype=np.float64)
         total = float(cum[-1]) if cum.size else 0.0
         if total <= 0:
             raise ValueError("empty histogram")
         target = q * total
-        if q == 0.0:  # the first bucket with weight
-            i = int(np.flatnonzero(self.span)[0])
-        else:
-            i = min(int(np.searchsorted(cum, target, side="left")), self.span.size - 1)
-        before = float(cum[i - 1]) if i > 0 else 0.0
-        inside = float(self.span[i])
-        frac = min(max((target - before) / inside, 0.0), 1.0) if inside > 0 else 0.0
-        lo, hi = _edges(self.scheme)[self.offset + i : self.offset + i + 2]
-        return float(lo + (hi - lo) * frac)
+        i = np.minimum(np.searchsorted(cum, target, side="left"), self.span.size - 1)
+        i = np.where(q == 0.0, np.flatnonzero(self.span)[0], i)  # q = 0: the first bucket with weight
+        before = np.where(i > 0, cum[i - 1], 0.0)
+        inside = self.span[i].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(inside > 0, np.clip((target - before) / inside, 0.0, 1.0), 0.0)
+        edges = _edges(self.scheme)
+        lo, hi = edges[self.offset + i], edges[self.offset + i + 1]
+        return [float(v) for v in lo + (hi - lo) * frac]
 
     def mean(self) -> float:
         """The weighted mean, each bucket at its midpoint; ValueError when empty."""

@@ -241,10 +241,7 @@ def test_a_restart_restores_the_checkpoint_and_reads_only_new_samples(
     first = incremental(Cut(raw), store=store)
     first.collect(T0 - WEEK, T0)
     first.flush()  # written in the background
-    assert (
-        first.last_cycle is not None
-        and first.last_cycle.checkpoint_bytes == (tmp_path / "usage.ckpt").stat().st_size
-    )
+    assert first.last_cycle is not None and first.checkpoint_bytes == (tmp_path / "usage.ckpt").stat().st_size
     cut = Cut(raw)
     again = incremental(cut, store=FileCheckpointStore(tmp_path / "usage.ckpt"))
     got = again.collect(T - WEEK, T)
@@ -329,6 +326,12 @@ def written(source: IncrementalSource) -> IncrementalSource:
     return source
 
 
+def collected(source: IncrementalSource, end: datetime) -> IncrementalSource:
+    """One cycle to `end`, its checkpoint written."""
+    source.collect(end - WEEK, end)
+    return written(source)
+
+
 def test_a_per_workload_store_gets_one_blob_per_workload_and_restores_them(raw: RawDataset) -> None:
     store = PerWorkload()
     first = incremental(Cut(raw), store=store)
@@ -367,7 +370,7 @@ def test_objects_of_two_cycles_restore_reading_the_older_workloads_from_their_ti
 
 def test_an_unreadable_object_means_a_rebuild(raw: RawDataset) -> None:
     store = PerWorkload()
-    written(incremental(Cut(raw), store=store)).collect(T0 - WEEK, T0)
+    collected(incremental(Cut(raw), store=store), T0)
     store.unreadable = ("quality/usagecheckpoint/deployment-web: data is not base64",)
     again = incremental(Cut(raw), store=store)
     again.collect(T - WEEK, T)
@@ -376,7 +379,7 @@ def test_an_unreadable_object_means_a_rebuild(raw: RawDataset) -> None:
 
 def test_a_source_that_only_reads_the_checkpoint_never_writes_it(raw: RawDataset) -> None:
     store = PerWorkload()
-    written(incremental(Cut(raw), store=store)).collect(T0 - WEEK, T0)
+    collected(incremental(Cut(raw), store=store), T0)
     before = dict(store.blobs)
     reader = incremental(Cut(raw), store=store, save=False)
     reader.collect(T - WEEK, T)
