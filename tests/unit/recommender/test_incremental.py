@@ -97,6 +97,8 @@ def raw() -> RawDataset:
 
 
 def incremental(cut: Cut, **kw: object) -> IncrementalSource:
+    """An IncrementalSource over `cut`; cold starts in day chunks unless `chunk` says otherwise (fast)."""
+    kw.setdefault("chunk", timedelta(days=1))
     return IncrementalSource(cast(PrometheusSource, cut), window=WEEK, **kw)  # type: ignore[arg-type]
 
 
