@@ -165,7 +165,9 @@ class PrometheusSource:
         c = self.client
         res = float(self.resolution_s)  # never coarsened: long windows are queried in pieces
         lo, hi = aligned(fresh_from.timestamp(), end.timestamp(), res)
-        fresh = q.Window(round((end - fresh_from).total_seconds()), w.resolution_s, w.rate_s)
+        # at least one step: PromQL refuses a [0s] range (a read that starts at the window's end)
+        seconds = max(self.resolution_s, round((end - fresh_from).total_seconds()))
+        fresh = q.Window(seconds, w.resolution_s, w.rate_s)
         ident = ksm.identity(
             c.series(q.identity_series(ns, self.scope), start, end),
             c.query(q.container_facts(ns, fresh, self.scope), end),

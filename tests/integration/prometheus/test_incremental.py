@@ -220,3 +220,15 @@ def test_recommend_from_the_checkpoint_refuses_a_backtest(capsys: pytest.Capture
     )
     assert run_reporting_errors("recommend", run_recommend, args) == 2
     assert "PODSIZER_FROM_CHECKPOINT" in capsys.readouterr().err
+
+
+def test_a_cold_start_ending_on_the_hour_and_a_repeated_cycle_read_without_an_empty_range(
+    served: Served,
+) -> None:
+    end = served.history.end.replace(minute=0, second=0, microsecond=0)
+    with PromClient(served.server.url) as client:
+        source = IncrementalSource(PrometheusSource(client), window=WEEK)
+        first = source.collect(end - WEEK, end)  # its last read starts at the window's end
+        again = source.collect(end - WEEK, end)  # nothing new: the same model
+    assert source.last_cycle is not None and source.last_cycle.kind == "delta"
+    assert by_key(again) == by_key(first) and len(by_key(first)) > 10
