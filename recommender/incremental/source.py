@@ -6,8 +6,10 @@
   the window's pods, GPUs, autoscalers and nodes.
 - Delta cycle: from the start of the hour holding the newest sample in the model to the window's end; only
   samples after that newest one feed the histograms (the re-read hour's demand replaces the earlier one).
-  Pods, owner links, GPUs, autoscalers and nodes are read for the whole window (series lookups and
-  cluster-wide queries); GPU usage is the window's (the dcgm series are re-read each cycle).
+  Pods and owner links are looked up for that interval and added to those known from earlier cycles
+  (KnownPods; the first cycle after a restore looks up the window's); GPUs, autoscalers and nodes are
+  read for the whole window (cluster-wide queries: GPU usage is the window's, its dcgm series re-read
+  each cycle).
 - Rebuild (stated in the log and the usage-cycles metric) when: there is no model; the window's end is
   more than one window after the model's newest sample (a gap); the end is before it (a backtest); the
   decay is off and the model is older than one window (without decay old samples never fade); a
@@ -34,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError, ReadResult
 from recommender.incremental.model import UsageModel, view
+from recommender.incremental.pods import KnownPods
 from recommender.input.prometheus.client import step_for
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
@@ -97,6 +100,8 @@ class IncrementalSource:
         self.metrics = metrics
         self.recency = source.recency
         self.model: UsageModel | None = None
+        self.known = KnownPods()
+        """Pods and owner links of the window, so that a delta cycle looks up only its interval's."""
         self.last_cycle: CycleReport | None = None
         self._writer: ThreadPoolExecutor | None = None
         self.checkpoint_bytes = 0
@@ -144,6 +149,7 @@ class IncrementalSource:
         """Drops the in-memory model: the next cycle restores the checkpoint (another leader may have
         advanced it) or rebuilds."""
         self.model, self._restored, self.last_cycle = None, False, None
+        self.known = KnownPods()
 
     def _rebuild_reason(self, start: datetime, end: datetime) -> str:
         m = self.model
@@ -185,6 +191,8 @@ class IncrementalSource:
         # the last hour again (whole: its demand replaces the chunks'), no sample new to the histograms
         last_hour = _dt(max(lo, floor_to(model.covered_until, HOUR_S)))
         raw = self.source.dataset(start, end, None, fresh_from=last_hour)
+        self.known = KnownPods(complete=True)
+        self.known.update(raw, hi)
         model.merge(build_states(raw, recency=self.recency, fresh_after=model.covered_until))
         if progress is not None:
             progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
@@ -197,7 +205,13 @@ class IncrementalSource:
         m = self.model
         assert m is not None
         read_from = _dt(max(start.timestamp(), floor_to(m.oldest(), HOUR_S)))
-        raw = self.source.dataset(start, end, progress, fresh_from=read_from)
+        known = self.known
+        identity_from = read_from if known.complete else start  # after a restore: the window's pods once
+        raw = self.source.dataset(start, end, progress, fresh_from=read_from, identity_from=identity_from)
+        known.update(raw, end.timestamp())
+        known.forget_before(start.timestamp())
+        known.complete = True
+        raw = known.applied(raw)
         m.merge(build_states(raw, recency=self.recency, fresh_after=m.covered_until, fresh_after_of=m.behind))
         m.behind = {}
         m.covered_until = max(m.covered_until, floor_to(end.timestamp(), float(self.source.resolution_s)))

@@ -158,10 +158,11 @@ class PrometheusSource:
         return found if self.namespace_filter is None else [ns for ns in found if self.namespace_filter(ns)]
 
     def _fetch_namespace(
-        self, ns: str, w: q.Window, start: datetime, end: datetime, fresh_from: datetime
+        self, ns: str, w: q.Window, span: tuple[datetime, datetime], fresh_from: datetime
     ) -> _Namespace:
-        """Identity (index only) over [start, end]; samples, their counts and the pods' specs from
-        fresh_from on (the window's start, or where an incremental cycle's new samples begin)."""
+        """Identity (series lookups) over span = [identity_from, end]; samples, their counts and the pods'
+        specs from fresh_from on (the window's start, or where an incremental cycle's new samples begin)."""
+        identity_from, end = span
         c = self.client
         res = float(self.resolution_s)  # never coarsened: long windows are queried in pieces
         lo, hi = aligned(fresh_from.timestamp(), end.timestamp(), res)
@@ -169,7 +170,7 @@ class PrometheusSource:
         seconds = max(self.resolution_s, round((end - fresh_from).total_seconds()))
         fresh = q.Window(seconds, w.resolution_s, w.rate_s)
         ident = ksm.identity(
-            c.series(q.identity_series(ns, self.scope), start, end),
+            c.series(q.identity_series(ns, self.scope), identity_from, end),
             c.query(q.container_facts(ns, fresh, self.scope), end),
         )
         # reduced right away: a namespace's answers are gone before the next namespace is read
@@ -226,6 +227,7 @@ class PrometheusSource:
         *,
         fresh_from: datetime | None = None,
         cluster_wide: bool = True,
+        identity_from: datetime | None = None,
     ) -> RawDataset:
         """The window's raw model: pods, owner links, pre-reduced container series, GPUs, OOM kills,
         autoscalers and nodes; a namespace without container series is listed as skipped.
@@ -233,10 +235,13 @@ class PrometheusSource:
         fresh_from (incremental cycles): container samples, their counts, the pods' specs and OOM kills
         only from there on (the dataset starts there); pods, owner links, GPUs, autoscalers and nodes still
         over [start, end]. cluster_wide False: no GPU, autoscaler and node queries (a cold start's chunks
-        before its last)."""
+        before its last). identity_from: pods and owner links only of the series seen from there on (an
+        incremental cycle that knows the earlier ones: a 7-day series lookup costs more than an hour's
+        samples)."""
         if start.tzinfo is None or end.tzinfo is None:
             raise ValueError("start and end must be timezone-aware datetimes")
         fresh_from = start if fresh_from is None else max(start, fresh_from)
+        identity_from = start if identity_from is None else max(start, min(identity_from, fresh_from))
         seconds = round((end - start).total_seconds())
         if seconds <= 0:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
@@ -257,7 +262,8 @@ class PrometheusSource:
         too_large: list[Skipped] = []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {
-                pool.submit(self._fetch_namespace, ns, w, start, end, fresh_from): ns for ns in namespaces
+                pool.submit(self._fetch_namespace, ns, w, (identity_from, end), fresh_from): ns
+                for ns in namespaces
             }
             for fut in as_completed(futures):
                 ns = futures[fut]

@@ -127,6 +127,8 @@ def test_the_delta_cycle_reads_only_from_the_hour_of_the_newest_sample(runs: Run
     ]
     assert len(ranges) >= 2 * len({u.workload.namespace for u in runs.full.containers})  # cpu, memory
     assert all(float(p["start"][0]) >= since for p in ranges)
+    lookups = [p for path, p in runs.delta_requests if path.endswith("/series")]
+    assert lookups and all(float(p["start"][0]) >= since for p in lookups)  # pods: the interval's only
     window = re.compile(
         r"(?:count_over_time|last_over_time)\(container_memory_working_set_bytes[^\[]*\[(\d+)s\]"
     )

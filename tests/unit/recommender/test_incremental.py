@@ -45,6 +45,7 @@ class Call:
     fresh_from: datetime
     end: datetime
     cluster_wide: bool
+    identity_from: datetime | None = None  # None: the window's start
 
 
 @dataclass
@@ -83,12 +84,17 @@ class Cut:
         *,
         fresh_from: datetime | None = None,
         cluster_wide: bool = True,
+        identity_from: datetime | None = None,
     ) -> RawDataset:
         fresh = fresh_from or start
-        self.calls.append(Call(start, fresh, end, cluster_wide))
+        self.calls.append(Call(start, fresh, end, cluster_wide, identity_from))
         part = clip(self.raw, fresh, end + timedelta(seconds=1))
         gpus = clip(self.raw, start, end + timedelta(seconds=1)).gpus if cluster_wide else ()
-        return replace(part, start=fresh, end=end, gpus=gpus)
+        # pods: those with series from identity_from on, as a series lookup over that interval finds them
+        seen = clip(self.raw, identity_from or start, end + timedelta(seconds=1))
+        alive = {(c.namespace, c.pod) for c in seen.containers} | {(g.namespace, g.pod) for g in seen.gpus}
+        pods = tuple(p for p in self.raw.pods if (p.namespace, p.name) in alive)
+        return replace(part, start=fresh, end=end, gpus=gpus, pods=pods)
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +162,8 @@ def test_a_delta_cycle_reads_from_the_hour_of_the_models_newest_sample(raw: RawD
     source.collect(T0 - WEEK, T0)
     cut.calls.clear()
     source.collect(T - WEEK, T)
-    assert cut.calls == [Call(T - WEEK, T0.replace(minute=0), T, True)]
+    hour = T0.replace(minute=0)
+    assert cut.calls == [Call(T - WEEK, hour, T, True, hour)]  # pods too: only the interval's
     assert source.last_cycle is not None and source.last_cycle.kind == "delta"
 
 
@@ -248,7 +255,8 @@ def test_a_restart_restores_the_checkpoint_and_reads_only_new_samples(
     again = incremental(cut, store=FileCheckpointStore(tmp_path / "usage.ckpt"))
     got = again.collect(T - WEEK, T)
     assert again.last_cycle is not None and again.last_cycle.kind == "restored"
-    assert cut.calls == [Call(T - WEEK, T0.replace(minute=0), T, True)]
+    # the samples since the checkpoint; the pods of the window once (not in the checkpoint)
+    assert cut.calls == [Call(T - WEEK, T0.replace(minute=0), T, True, T - WEEK)]
     kept = first.collect(T - WEEK, T)  # the process that never stopped
     assert {k: u for k, u in by_key(got).items()} == by_key(kept)
 
