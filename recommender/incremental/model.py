@@ -17,15 +17,22 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import Skipped
-from recommender.model import ContainerUsage, Quantiles, RejectedSamples, TimeSeries, WorkloadDemand
-from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram
+from recommender.model import (
+    ContainerUsage,
+    FloatArray,
+    Quantiles,
+    RejectedSamples,
+    TimeSeries,
+    WorkloadDemand,
+)
+from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, percentiles_of
 from recommender.model.recency import PodSpan, Recency, template_rule
 from recommender.model.timegrid import bucket_count
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
@@ -52,15 +59,6 @@ class UsageModel:
     def oldest(self) -> float:
         """The earliest time up to which some workload's samples are in the model."""
         return min([self.covered_until, *self.behind.values()])
-
-    def merge(self, fresh: Mapping[StateKey, UsageState]) -> None:
-        """Adds states read after the model's (a later chunk or cycle)."""
-        for key, state in fresh.items():
-            mine = self.states.get(key)
-            if mine is None:
-                self.states[key] = state
-            else:
-                mine.merge(state)
 
     def forget_before(self, t: float) -> int:
         """Drops the states with no sample and no demand hour since `t`; returns how many."""
@@ -102,14 +100,29 @@ def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], l
     return sorted(cpu)[-2:], sorted(mem)[-2:]
 
 
-def _quantiles(h: Histogram, top: list[float]) -> Quantiles:
-    if h.is_empty():
-        return Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
-    *points, top_bucket = h.percentiles((*_QS, 1.0))
-    peak = top[-1] if top else top_bucket
-    p50, p90, p95, p99 = (min(p, peak) for p in points)
+_NO_QUANTILES = Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
+
+
+def _quantiles(points: FloatArray, mean: float, top: list[float]) -> Quantiles:
+    """Quantiles from a histogram's p50, p90, p95, p99 and top-bucket value (NaN: empty) and the window's
+    two highest samples: each percentile at most the peak."""
+    if math.isnan(points[0]):
+        return _NO_QUANTILES
+    peak = top[-1] if top else float(points[4])
+    p50, p90, p95, p99 = (min(float(p), peak) for p in points[:4])
     second = top[-2] if len(top) > 1 else peak
-    return Quantiles(p50, p90, p95, p99, peak, min(h.mean(), peak), second_max=second)
+    return Quantiles(p50, p90, p95, p99, peak, min(mean, peak), second_max=second)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A container read but for its quantiles, which come from all containers' histograms at once."""
+
+    usage: ContainerUsage
+    cpu: Histogram
+    memory: Histogram
+    cpu_top: list[float]
+    memory_top: list[float]
 
 
 def _rejected(states: Iterable[UsageState]) -> dict[tuple[str, str], int]:
@@ -126,7 +139,7 @@ def _usage(
     members: list[tuple[StateKey, UsageState]],
     since: float,
     recency: Recency,
-) -> ContainerUsage | Skipped:
+) -> _Pending | Skipped:
     seen = [(k, s) for k, s in members if s.samples > 0]
     subject = f"{workload}/container/{container}"
     if not seen:
@@ -151,18 +164,17 @@ def _usage(
             why += f" ({sum(rejected.values())} rejected: negative, infinite or above node allocatable)"
         return Skipped(subject, why)
     cpu_top, mem_top = _top_two(kept, since)
-    cpu_q, mem_q = _quantiles(cpu, cpu_top), _quantiles(mem, mem_top)
     states = [s for _, s in members]
     newest = max(states, key=lambda s: s.facts.newest_pod_at)
     ooms = [p for s in kept if (p := s.oom_peak(since)) is not None]
     first = min(s.first_seen for _, s in seen)
-    return ContainerUsage(
+    usage = ContainerUsage(
         workload=workload,
         container=container,
-        cpu_cores=cpu_q,
-        memory_bytes=mem_q,
-        per_replica_cpu_cores=cpu_q.p50,
-        per_replica_memory_bytes=mem_q.p50,
+        cpu_cores=_NO_QUANTILES,
+        memory_bytes=_NO_QUANTILES,
+        per_replica_cpu_cores=math.nan,
+        per_replica_memory_bytes=math.nan,
         samples=sum(s.samples_since(since) for s in states),
         first_seen=_dt(max(first, since)),
         last_seen=_dt(max(s.last_seen for _, s in seen)),
@@ -178,6 +190,28 @@ def _usage(
         runs=sum(s.facts.jobs for s in states),
         recency_note=verdict.note(),
     )
+    return _Pending(usage, cpu, mem, cpu_top, mem_top)
+
+
+def _with_quantiles(pending: list[_Pending]) -> list[ContainerUsage]:
+    """Every pending container's quantiles, computed over all their histograms at once."""
+    qs = (*_QS, 1.0)
+    cpu, cpu_mean = percentiles_of([p.cpu for p in pending], qs)
+    mem, mem_mean = percentiles_of([p.memory for p in pending], qs)
+    out = []
+    for i, p in enumerate(pending):
+        c = _quantiles(cpu[i], float(cpu_mean[i]), p.cpu_top)
+        m = _quantiles(mem[i], float(mem_mean[i]), p.memory_top)
+        out.append(
+            replace(
+                p.usage,
+                cpu_cores=c,
+                memory_bytes=m,
+                per_replica_cpu_cores=c.p50,
+                per_replica_memory_bytes=m.p50,
+            )
+        )
+    return out
 
 
 def _demand(
@@ -208,20 +242,23 @@ def _demand(
 def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) -> ModelView:
     """The model read for the window [start, end] (module docstring)."""
     since = start.timestamp()
-    containers: list[ContainerUsage] = []
+    pending: list[_Pending] = []
     skipped: list[Skipped] = []
     per_workload: dict[WorkloadRef, list[UsageState]] = defaultdict(list)
     labels: dict[WorkloadRef, tuple[float, Mapping[str, str]]] = {}
     for (workload, container), members in model.by_container().items():
         usage = _usage(workload, container, members, since, recency)
-        (containers if isinstance(usage, ContainerUsage) else skipped).append(usage)  # type: ignore[arg-type]
+        if isinstance(usage, Skipped):
+            skipped.append(usage)
+        else:
+            pending.append(usage)
         for _, s in members:
             per_workload[workload].append(s)
             at = s.facts.newest_pod_at
             if s.facts.labels and (workload not in labels or at >= labels[workload][0]):
                 labels[workload] = (at, s.facts.labels)
     return ModelView(
-        containers=tuple(containers),
+        containers=tuple(_with_quantiles(pending)),
         demand=tuple(_demand(per_workload, since, end.timestamp())),
         pod_labels={w: dict(lab) for w, (_, lab) in labels.items()},
         skipped=tuple(skipped),

@@ -180,7 +180,7 @@ class IncrementalSource:
             fresh_after = -math.inf
             for a, b in itertools.pairwise(edges):
                 raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
-                model.merge(build_states(raw, recency=self.recency, fresh_after=fresh_after))
+                build_states(raw, recency=self.recency, fresh_after=fresh_after, into=model.states)
                 fresh_after = floor_to(b, res)
                 done += 1
                 if progress is not None:
@@ -193,7 +193,7 @@ class IncrementalSource:
         raw = self.source.dataset(start, end, None, fresh_from=last_hour)
         self.known = KnownPods(complete=True)
         self.known.update(raw, hi)
-        model.merge(build_states(raw, recency=self.recency, fresh_after=model.covered_until))
+        build_states(raw, recency=self.recency, fresh_after=model.covered_until, into=model.states)
         if progress is not None:
             progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
         self.model = model
@@ -212,7 +212,9 @@ class IncrementalSource:
         known.forget_before(start.timestamp())
         known.complete = True
         raw = known.applied(raw)
-        m.merge(build_states(raw, recency=self.recency, fresh_after=m.covered_until, fresh_after_of=m.behind))
+        build_states(
+            raw, recency=self.recency, fresh_after=m.covered_until, fresh_after_of=m.behind, into=m.states
+        )
         m.behind = {}
         m.covered_until = max(m.covered_until, floor_to(end.timestamp(), float(self.source.resolution_s)))
         return raw, read_from

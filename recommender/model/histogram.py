@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from recommender.model import FloatArray
 
 F32 = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
+Matrix = npt.NDArray[np.float64]
 MAX_EXPONENT = 32.0
 """Largest decay exponent a stored weight may carry before the reference time moves (2^32 ~ 4e9)."""
 MIB = float(2**20)
@@ -133,8 +135,9 @@ class Histogram:
         """Sum of the weights, relative to the reference time."""
         return float(self.span.sum(dtype=np.float64))
 
-    def _reference_for(self, newest: float) -> None:
-        """Sets the reference (first sample) or moves it to `newest` when its factor would be too large."""
+    def reference_for(self, newest: float) -> None:
+        """Sets the reference (first sample) or moves it to `newest` when its factor would be too large
+        (before samples up to `newest` are added)."""
         if math.isnan(self.reference):
             self.reference = newest
         elif self.half_life_s and (newest - self.reference) / self.half_life_s > MAX_EXPONENT:
@@ -149,8 +152,9 @@ class Histogram:
             self.offset += base
         self.reference = reference
 
-    def _add_dense(self, lo: int, added: FloatArray) -> None:
-        """Adds float64 weights of buckets lo .. lo + len(added) - 1 (then trims zero ends)."""
+    def add_dense(self, lo: int, added: FloatArray) -> None:
+        """Adds float64 weights (already decayed to the reference) of buckets lo .. lo + len(added) - 1
+        (then trims zero ends)."""
         if self.span.size == 0:
             start, end = lo, lo + added.size
         else:
@@ -167,10 +171,10 @@ class Histogram:
         ignored."""
         if not (math.isfinite(value) and weight > 0 and math.isfinite(at)):
             return
-        self._reference_for(at)
+        self.reference_for(at)
         i = int(self.scheme.index(np.array([value]))[0])
         w = weight * float(_decay(self.half_life_s, at, self.reference))
-        self._add_dense(i, np.array([w]))
+        self.add_dense(i, np.array([w]))
 
     def add_many(self, values: FloatArray, weights: FloatArray | float, at: FloatArray) -> None:
         """Adds samples at once (accumulated in float64); non-finite values and weights <= 0 are ignored."""
@@ -179,11 +183,11 @@ class Histogram:
         if not keep.any():
             return
         values, w, at = values[keep], w[keep], at[keep]
-        self._reference_for(float(at.max()))
+        self.reference_for(float(at.max()))
         idx = self.scheme.index(values)
         w = w * _decay(self.half_life_s, at, self.reference)
         lo = int(idx.min())
-        self._add_dense(lo, np.bincount(idx - lo, weights=w).astype(np.float64))
+        self.add_dense(lo, np.bincount(idx - lo, weights=w).astype(np.float64))
 
     def merge(self, other: Histogram, scale: float = 1.0) -> None:
         """Adds another histogram of the same scheme and half-life (at the later reference time), its
@@ -196,7 +200,7 @@ class Histogram:
         later = other.reference if math.isnan(mine) else max(mine, other.reference)
         self.rereference(later)
         factor = scale * float(_decay(self.half_life_s, other.reference, later))
-        self._add_dense(other.offset, other.span.astype(np.float64) * factor)
+        self.add_dense(other.offset, other.span.astype(np.float64) * factor)
 
     def percentile(self, q: float) -> float:
         """The weighted q-quantile (0 <= q <= 1), interpolated within its bucket; ValueError when empty."""
@@ -247,3 +251,38 @@ def _edges(scheme: BucketScheme) -> FloatArray:
     edges = scheme.starts()
     edges.setflags(write=False)
     return edges
+
+
+def percentiles_of(
+    hists: Sequence[Histogram], qs: tuple[float, ...], rows: int = 512
+) -> tuple[Matrix, FloatArray]:
+    """Histogram.percentiles(qs) and mean() of many histograms of one scheme at once: (len, len(qs))
+    and (len,), NaN for an empty one; `rows` at a time, each over the buckets its histograms span."""
+    q = np.asarray(qs, dtype=np.float64)
+    out, means = np.full((len(hists), q.size), np.nan), np.full(len(hists), np.nan)
+    for a in range(0, len(hists), rows):
+        part = [h for h in hists[a : a + rows]]
+        full = [h for h in part if h.span.size]
+        if not full:
+            continue
+        lo = min(h.offset for h in full)
+        width = max(h.offset + h.span.size for h in full) - lo
+        dense = np.zeros((len(part), width))
+        for r, h in enumerate(part):
+            dense[r, h.offset - lo : h.offset - lo + h.span.size] = h.span
+        cum = np.cumsum(dense, axis=1)
+        total = cum[:, -1]
+        target = total[:, None] * q[None, :]
+        idx = np.minimum((cum[:, :, None] < target[:, None, :]).sum(axis=1), width - 1)
+        idx = np.where(q[None, :] == 0.0, (dense > 0).argmax(axis=1)[:, None], idx)
+        before = np.where(idx > 0, np.take_along_axis(cum, np.maximum(idx - 1, 0), axis=1), 0.0)
+        inside = np.take_along_axis(dense, idx, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(inside > 0, np.clip((target - before) / inside, 0.0, 1.0), 0.0)
+            edges = _edges(part[0].scheme)[lo : lo + width + 1]
+            value = edges[idx] + (edges[idx + 1] - edges[idx]) * frac
+            mean = dense @ ((edges[:-1] + edges[1:]) / 2.0) / total
+        empty = total <= 0
+        out[a : a + len(part)] = np.where(empty[:, None], np.nan, value)
+        means[a : a + len(part)] = np.where(empty, np.nan, mean)
+    return out, means

@@ -38,6 +38,7 @@ from recommender.model.aggregate import (
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency, template_of
+from recommender.model.state_batch import add_rows
 from recommender.model.timegrid import bucket_count
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
 
@@ -71,15 +72,21 @@ def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
     )
 
 
-def _add_series(state: UsageState, s: ContainerSamples, info: PodInfo | None, top: dict[str, float]) -> None:
+_Batches = dict[tuple[float, float, int], list[tuple[UsageState, ContainerSamples]]]
+
+
+def _add_series(
+    state: UsageState, s: ContainerSamples, info: PodInfo | None, top: dict[str, float], batches: _Batches
+) -> None:
+    """The series' facts now; its samples queued in `batches` by time grid (added by _add_batches)."""
     rejected: dict[tuple[str, str], int] = {}
     m = masked(s, top, rejected)
     state.facts.reject(rejected)
     seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
     if not seen.any():
         return
-    state.add_samples(m.timestamps, m.cpu_cores, m.memory_bytes, samples=m.samples)
-    at = float(m.timestamps[seen].max())
+    ts = m.timestamps
+    batches[(float(ts[0]), float(ts[-1]), ts.size)].append((state, m))
     job = info.owner_name if info is not None and info.owner_kind == "Job" else None
     spec = None
     if info is not None:
@@ -89,7 +96,24 @@ def _add_series(state: UsageState, s: ContainerSamples, info: PodInfo | None, to
             info.labels,
             s.container in info.init_containers,
         )
-    state.facts.see_pod(s.pod, job, at, spec)
+    state.facts.see_pod(s.pod, job, float(ts[seen].max()), spec)
+
+
+def _add_batches(batches: _Batches) -> None:
+    """Each time grid's series into their states at once (state_batch.add_rows); a grid of one series
+    as add_samples adds it."""
+    for members in batches.values():
+        if len(members) == 1:
+            state, m = members[0]
+            state.add_samples(m.timestamps, m.cpu_cores, m.memory_bytes, samples=m.samples)
+            continue
+        add_rows(
+            [state for state, _ in members],
+            members[0][1].timestamps,
+            np.stack([m.cpu_cores for _, m in members]),
+            np.stack([m.memory_bytes for _, m in members]),
+            [m.samples for _, m in members],
+        )
 
 
 def _set_demand(
@@ -150,27 +174,33 @@ def build_states(
     resolve: Resolver | None = None,
     fresh_after: float = -math.inf,
     fresh_after_of: Mapping[WorkloadRef, float] | None = None,
+    into: dict[StateKey, UsageState] | None = None,
 ) -> dict[StateKey, UsageState]:
     """Every (workload, container, template)'s UsageState from the dataset (module docstring);
-    `fresh_after_of`: the workloads whose samples are fresh after another time than `fresh_after`."""
+    `fresh_after_of`: the workloads whose samples are fresh after another time than `fresh_after`;
+    `into`: states to add to (a model's, from samples before these), returned; else new ones."""
     own = fresh_after_of or {}
     res = Resolution(memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
     pods: _Pods = {(p.namespace, p.name): p for p in raw.pods}
     half = recency.half_life_s or None
     top = largest_allocatable(raw)
-    states: dict[StateKey, UsageState] = {}
+    states: dict[StateKey, UsageState] = {} if into is None else into
     demand: list[tuple[StateKey, ContainerSamples]] = []
+    batches: _Batches = defaultdict(list)
     for s in raw.containers:
         key = _key(res, pods, s.namespace, s.pod, s.container)
         if key is None:
             continue
-        state = states.setdefault(key, UsageState.empty(half))
+        state = states.get(key)
+        if state is None:
+            state = states[key] = UsageState.empty(half)
         info = pods.get((s.namespace, s.pod))
         if info is None or s.container not in info.init_containers:
             demand.append((key, s))
         fresh = _fresh(s, own.get(key.workload, fresh_after))
         if fresh is not None:
-            _add_series(state, fresh, info, top)
+            _add_series(state, fresh, info, top, batches)
+    _add_batches(batches)
     _set_demand(states, demand, top, raw)
     for o in raw.ooms:
         key = _key(res, pods, o.namespace, o.pod, o.container)

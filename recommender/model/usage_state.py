@@ -114,20 +114,6 @@ class Facts:
         for k, n in counts.items():
             self.rejected[k] = self.rejected.get(k, 0) + n
 
-    def merge(self, newer: Facts) -> None:
-        """Adds the facts of a later time chunk or cycle."""
-        self.pods += newer.pods - len(newer.recent_pods & self.recent_pods)
-        self.jobs += newer.jobs - len(newer.recent_jobs & self.recent_jobs)
-        if newer.recent_pods:
-            self.recent_pods = newer.recent_pods
-        if newer.recent_jobs:
-            self.recent_jobs = newer.recent_jobs
-        if newer.newest_pod_at >= self.newest_pod_at:
-            self.newest_pod_at = newer.newest_pod_at
-            self.requests, self.limits, self.labels = newer.requests, newer.limits, newer.labels
-        self.init_container = self.init_container or newer.init_container
-        self.reject(newer.rejected)
-
 
 PodSpecFacts = tuple[Mapping[str, float], Mapping[str, float], Mapping[str, str], bool]
 """A pod's (requests, limits, labels, is-init-container) for one container."""
@@ -209,10 +195,10 @@ class UsageState:
             return
         kept = self.day_peaks[:, : max(0, PEAK_DAYS - days)]
         self.day_peaks = np.concatenate(
-            [np.full((4, PEAK_DAYS - kept.shape[1]), np.nan, np.float32), kept], 1
+            [np.full((4, PEAK_DAYS - kept.shape[1]), np.nan), kept], 1
         )
 
-    def _add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
+    def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
         """Folds each day's two highest finite values into rows (row, row + 1)."""
         ok = np.isfinite(values)
         if not ok.any():
@@ -255,13 +241,13 @@ class UsageState:
         self.count(timestamps[seen], n if samples is None else samples)
         # the raw samples by hour: a pre-reduced series' count spread over its points
         per_point = 1.0 if samples is None else samples / n
-        self._count_hours(np.floor(timestamps[seen] / HOUR_S).astype(np.int64), np.full(n, per_point))
+        self.count_hours(np.floor(timestamps[seen] / HOUR_S).astype(np.int64), np.full(n, per_point))
         self.cpu.add_many(cpu_cores, weight, timestamps)
         self.memory.add_many(memory_bytes, weight, timestamps)
         self.cpu_peak = max(self.cpu_peak, float(np.fmax.reduce(cpu_cores)))
         self.memory_peak = max(self.memory_peak, float(np.fmax.reduce(memory_bytes)))
-        self._add_day_peaks(timestamps, cpu_cores, 0)
-        self._add_day_peaks(timestamps, memory_bytes, 2)
+        self.add_day_peaks(timestamps, cpu_cores, 0)
+        self.add_day_peaks(timestamps, memory_bytes, 2)
 
     def set_demand(self, first_hour: int, cpu: FloatArray, memory: FloatArray) -> None:
         """Replaces the demand of hours first_hour .. first_hour + len - 1 where cpu or memory has a value
@@ -282,7 +268,7 @@ class UsageState:
         self.demand = np.concatenate([kept, pad], 1)
         self.newest_hour = last
 
-    def _count_hours(self, hours: npt.NDArray[np.int64], samples: FloatArray) -> None:
+    def count_hours(self, hours: npt.NDArray[np.int64], samples: FloatArray) -> None:
         """Adds raw samples to their hours (absolute hour numbers)."""
         if hours.size == 0:
             return
@@ -319,46 +305,6 @@ class UsageState:
     def add_oom(self, at: float, memory_bytes: float) -> None:
         """Records an OOM kill (the newest MAX_OOMS are kept)."""
         self.ooms = tuple(sorted((*self.ooms, OomEvent(at, memory_bytes)), key=lambda o: o.at))[-MAX_OOMS:]
-
-    def merge(self, other: UsageState) -> None:
-        """Adds the state of the same container and template from a later time chunk or cycle; same
-        half-life required."""
-        if other.half_life_s != self.half_life_s:
-            raise ValueError("cannot merge usage states of different half-lives")
-        self.cpu.merge(other.cpu)
-        self.memory.merge(other.memory)
-        for name in ("gpu_activity", "gpu_framebuffer"):
-            theirs: Histogram | None = getattr(other, name)
-            if theirs is not None:
-                mine: Histogram | None = getattr(self, name)
-                if mine is None:
-                    mine = Histogram(theirs.scheme, self.half_life_s)
-                    setattr(self, name, mine)
-                mine.merge(theirs)
-        self.cpu_peak, self.memory_peak = (
-            max(self.cpu_peak, other.cpu_peak),
-            max(self.memory_peak, other.memory_peak),
-        )
-        for o in other.ooms:
-            self.add_oom(o.at, o.memory_bytes)
-        if other.samples:
-            days = np.array([other.newest_day - k for k in range(DAYS_KEPT) if other.days_mask >> k & 1])
-            stamps = np.array([other.first_seen, other.last_seen, *(days * DAY_S)])
-            self.count(stamps, other.samples)
-            for k in range(PEAK_DAYS):
-                day_mid = (other.newest_day - k + 0.5) * DAY_S
-                for row in (0, 2):
-                    pair = other.day_peaks[row : row + 2, k]
-                    self._add_day_peaks(np.full(2, day_mid), pair, row)
-        if other.newest_hour >= 0:
-            cpu, mem, counts = other.demand
-            hours = other.newest_hour - DEMAND_HOURS + 1 + np.arange(DEMAND_HOURS, dtype=np.int64)
-            seen = np.isfinite(counts)
-            self._count_hours(hours[seen], counts[seen].astype(np.float64))
-            self.set_demand(
-                other.newest_hour - DEMAND_HOURS + 1, cpu.astype(np.float64), mem.astype(np.float64)
-            )
-        self.facts.merge(other.facts)
 
     def oom_peak(self, since: float = -math.inf) -> float | None:
         """The largest working set of a recorded OOM kill at or after `since` (None: none)."""

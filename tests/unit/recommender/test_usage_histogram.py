@@ -17,6 +17,7 @@ from recommender.model.histogram import (
     MEMORY_BUCKETS,
     BucketScheme,
     Histogram,
+    percentiles_of,
 )
 from tests.support.hypo import examples
 
@@ -203,3 +204,23 @@ def test_merging_equals_adding_both_halves_to_one_histogram() -> None:
 def test_histograms_of_other_schemes_do_not_merge() -> None:
     with pytest.raises(ValueError, match="different"):
         Histogram(CPU_BUCKETS, DAY).merge(Histogram(MEMORY_BUCKETS, DAY))
+
+
+def test_percentiles_of_many_histograms_equal_each_ones_own() -> None:
+    rng = np.random.default_rng(5)
+    hists = []
+    for i in range(40):
+        h = Histogram(MEMORY_BUCKETS if i % 2 else CPU_BUCKETS, DAY)
+        if i % 7:  # every seventh stays empty
+            scale = 10.0 ** rng.uniform(-3, 2) * (2**30 if i % 2 else 1.0)
+            h.add_many(rng.gamma(2.0, scale, 500), 1.0, np.arange(500) * 60.0)
+        hists.append(h)
+    qs = (0.0, 0.5, 0.9, 0.95, 0.99, 1.0)
+    for part in (hists[0::2], hists[1::2]):  # one scheme each
+        got, means = percentiles_of(part, qs, rows=7)
+        for h, row, mean in zip(part, got, means, strict=True):
+            if h.is_empty():
+                assert np.isnan(row).all() and np.isnan(mean)
+            else:
+                np.testing.assert_allclose(row, h.percentiles(qs), rtol=1e-9)
+                assert mean == pytest.approx(h.mean(), rel=1e-9)

@@ -205,28 +205,30 @@ def test_a_state_holds_a_few_kilobytes(demo: RawDataset) -> None:
     assert max(s.nbytes() for s in states.values() if s.gpu_activity is None) < 8 * 1024
 
 
-def test_merging_two_time_chunks_equals_building_from_the_whole_series() -> None:
+def test_two_time_chunks_added_one_after_the_other_equal_the_whole_series() -> None:
     rng = np.random.default_rng(11)
     ts = np.arange(0.0, 7 * DAY_S, 60.0)
     cpu, mem = rng.gamma(2.0, 0.2, ts.size), rng.uniform(1e8, 2e9, ts.size)
-    whole, first, second = UsageState.empty(DAY_S), UsageState.empty(DAY_S), UsageState.empty(DAY_S)
+    whole, chunked = UsageState.empty(DAY_S), UsageState.empty(DAY_S)
     whole.add_samples(ts, cpu, mem)
     half = ts.size // 2
-    first.add_samples(ts[:half], cpu[:half], mem[:half])
-    second.add_samples(ts[half:], cpu[half:], mem[half:])
-    first.add_oom(100.0, 5e8)
-    first.merge(second)
-    assert (first.samples, first.first_seen, first.last_seen) == (
+    chunked.add_samples(ts[:half], cpu[:half], mem[:half])
+    chunked.add_samples(ts[half:], cpu[half:], mem[half:])
+    assert (chunked.samples, chunked.first_seen, chunked.last_seen) == (
         whole.samples,
         whole.first_seen,
         whole.last_seen,
     )
-    assert (first.days_seen(), first.memory_peak, first.cpu_peak) == (7, whole.memory_peak, whole.cpu_peak)
-    np.testing.assert_array_equal(first.day_peaks, whole.day_peaks)
+    assert (chunked.days_seen(), chunked.memory_peak, chunked.cpu_peak) == (
+        7,
+        whole.memory_peak,
+        whole.cpu_peak,
+    )
+    np.testing.assert_array_equal(chunked.day_peaks, whole.day_peaks)
+    np.testing.assert_array_equal(chunked.demand[2], whole.demand[2])
     for q in QS:
-        assert first.cpu.percentile(q) == pytest.approx(whole.cpu.percentile(q), rel=1e-5)
-        assert first.memory.percentile(q) == pytest.approx(whole.memory.percentile(q), rel=1e-5)
-    assert first.oom_peak() == 5e8
+        assert chunked.cpu.percentile(q) == pytest.approx(whole.cpu.percentile(q), rel=1e-5)
+        assert chunked.memory.percentile(q) == pytest.approx(whole.memory.percentile(q), rel=1e-5)
 
 
 def test_a_windows_sample_count_leaves_out_the_hours_before_it() -> None:
@@ -236,9 +238,9 @@ def test_a_windows_sample_count_leaves_out_the_hours_before_it() -> None:
     assert s.samples == ts.size
     assert s.samples_since(0.0) == ts.size
     assert s.samples_since(DAY_S + 1800.0) == np.count_nonzero(ts >= DAY_S)  # from that hour on
-    later = np.arange(3 * DAY_S, 4 * DAY_S, 60.0)
-    pre = UsageState.empty(DAY_S)  # a pre-reduced series: its raw count spread over its points
-    pre.add_samples(later, np.ones(later.size), np.ones(later.size), samples=4 * later.size)
-    s.merge(pre)
+    later = np.arange(
+        3 * DAY_S, 4 * DAY_S, 60.0
+    )  # a pre-reduced series: its raw count spread over its points
+    s.add_samples(later, np.ones(later.size), np.ones(later.size), samples=4 * later.size)
     assert s.samples_since(3 * DAY_S) == 4 * later.size
     assert s.samples_since(0.0) == ts.size + 4 * later.size

@@ -1,0 +1,77 @@
+"""state_batch.add_rows adds many series on one time grid to their states exactly as add_samples adds
+them one by one (histogram weights, counts, spans, days, hourly samples, daily peaks, peaks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recommender.model.state_batch import add_rows
+from recommender.model.usage_state import DAY_S, UsageState
+from tests.support.hypo import examples
+
+
+def one_by_one_and_batched(
+    seed: int, rows: int, states: int, points: int, half: float | None, start: float
+) -> tuple[list[UsageState], list[UsageState]]:
+    rng = np.random.default_rng(seed)
+    ts = start + 60.0 * np.arange(points)
+    cpu = rng.gamma(2.0, 0.2, (rows, points))
+    mem = rng.uniform(1e8, 4e9, (rows, points))
+    cpu[rng.random((rows, points)) < 0.1] = np.nan  # gaps
+    mem[rng.random((rows, points)) < 0.1] = np.nan
+    if rows > 2:
+        cpu[1], mem[1] = np.nan, np.nan  # a row with no value at all
+    owner = rng.integers(0, states, rows)
+    samples: list[int | None] = [None if r % 2 else int(rng.integers(1, 5 * points)) for r in range(rows)]
+    single = [UsageState.empty(half) for _ in range(states)]
+    batched = [UsageState.empty(half) for _ in range(states)]
+    for r in range(rows):
+        single[owner[r]].add_samples(ts, cpu[r], mem[r], samples=samples[r])
+    add_rows([batched[o] for o in owner], ts, cpu, mem, samples)
+    return single, batched
+
+
+def assert_same(a: UsageState, b: UsageState) -> None:
+    assert (a.samples, a.first_seen, a.last_seen, a.days_mask, a.newest_day) == (
+        b.samples,
+        b.first_seen,
+        b.last_seen,
+        b.days_mask,
+        b.newest_day,
+    ) or (a.samples == b.samples == 0)
+    assert (a.cpu_peak, a.memory_peak) == (b.cpu_peak, b.memory_peak)
+    np.testing.assert_array_equal(a.day_peaks, b.day_peaks)
+    np.testing.assert_allclose(a.demand[2], b.demand[2], rtol=1e-5)
+    for x, y in ((a.cpu, b.cpu), (a.memory, b.memory)):  # weights relative to a reference: compare shares
+        assert x.is_empty() == y.is_empty()
+        if not x.is_empty():
+            np.testing.assert_allclose(
+                x.weights / x.total_weight(), y.weights / y.total_weight(), rtol=1e-5, atol=1e-12
+            )
+
+
+@pytest.mark.parametrize("half", [86400.0, None])
+def test_three_days_of_rows_equal_adding_them_one_by_one(half: float | None) -> None:
+    single, batched = one_by_one_and_batched(3, rows=40, states=12, points=3 * 1440, half=half, start=0.0)
+    assert sum(s.samples for s in single) > 0
+    for a, b in zip(single, batched, strict=True):
+        assert_same(a, b)
+
+
+@given(
+    seed=st.integers(0, 2**16),
+    rows=st.integers(1, 12),
+    states=st.integers(1, 5),
+    points=st.integers(1, 200),
+    start=st.floats(0, 30 * DAY_S).map(lambda t: round(t / 60.0) * 60.0),
+)
+@settings(max_examples=examples(40), deadline=None)
+def test_any_rows_equal_adding_them_one_by_one(
+    seed: int, rows: int, states: int, points: int, start: float
+) -> None:
+    single, batched = one_by_one_and_batched(seed, rows, states, points, 86400.0, start)
+    for a, b in zip(single, batched, strict=True):
+        assert_same(a, b)
