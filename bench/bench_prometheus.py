@@ -176,6 +176,11 @@ class CountingTransport(httpx.HTTPTransport):
 def generate(args: argparse.Namespace, data_dir: Path, end: int) -> None:
     """Child process: writes each 2 h window, backfills it with promtool, deletes it; `workers` at once."""
     cluster = Cluster(args.containers, args.namespaces, args.days, args.step, end)
+    backfill(cluster, data_dir, args.info_step, args.workers)
+
+
+def backfill(cluster: Cluster, data_dir: Path, info_step: int, workers: int) -> None:
+    """Writes each of the cluster's windows as OpenMetrics, backfills it with promtool, deletes it."""
     t0 = time.perf_counter()
     offsets = cluster.counter_offsets()
     print(f"  counter offsets: {time.perf_counter() - t0:.1f} s", flush=True)
@@ -185,14 +190,14 @@ def generate(args: argparse.Namespace, data_dir: Path, end: int) -> None:
 
     def work(k: int) -> None:
         path = om_dir / f"{cluster.windows[k]}.om"
-        path.write_text(cluster.text(k, offsets, args.info_step))
+        path.write_text(cluster.text(k, offsets, info_step))
         cmd = ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(path), str(data_dir)]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"promtool failed on {path}: {done.stderr[-1000:]}")
         path.unlink()
 
-    run_forked(list(range(len(cluster.windows))), work, args.workers)
+    run_forked(list(range(len(cluster.windows))), work, workers)
 
 
 def lower_bound(args: argparse.Namespace, end: int) -> float:

@@ -34,7 +34,7 @@ from recommender.model import (
 )
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, percentiles_of
 from recommender.model.recency import PodSpan, Recency, template_rule
-from recommender.model.timegrid import bucket_count
+from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
 
 _QS = (0.5, 0.9, 0.95, 0.99)
@@ -217,26 +217,32 @@ def _with_quantiles(pending: list[_Pending]) -> list[ContainerUsage]:
 def _demand(
     per_workload: Mapping[WorkloadRef, list[UsageState]], start: float, end: float
 ) -> list[WorkloadDemand]:
+    """Each workload's demand over the window's hours: its (non-init) states' hourly demand summed."""
     first_hour = math.floor(start / HOUR_S)
     hours = bucket_count(first_hour * HOUR_S, end, HOUR_S)
     t0 = _dt(first_hour * HOUR_S)
-    out = []
+    workloads: list[WorkloadRef] = []
+    cpu_rows: list[FloatArray] = []
+    mem_rows: list[FloatArray] = []
+    starts: list[int] = []
     for workload in sorted(per_workload):
         rows = [
             s.demand_hours(first_hour, hours) for s in per_workload[workload] if not s.facts.init_container
         ]
-        if not rows:
-            continue
-        sums = []
-        for i in (0, 1):
-            m = np.stack([r[i] for r in rows])
-            present = np.isfinite(m).any(axis=0)
-            sums.append(np.where(present, np.nansum(m, axis=0), np.nan))
-        if np.isfinite(sums[0]).any() or np.isfinite(sums[1]).any():
-            out.append(
-                WorkloadDemand(workload, TimeSeries(t0, HOUR_S, sums[0]), TimeSeries(t0, HOUR_S, sums[1]))
-            )
-    return out
+        if rows:
+            workloads.append(workload)
+            starts.append(len(cpu_rows))
+            cpu_rows += [r[0] for r in rows]
+            mem_rows += [r[1] for r in rows]
+    if not workloads:
+        return []
+    at = np.array(starts, dtype=np.int64)
+    cpu, mem = present_sums(np.stack(cpu_rows), at), present_sums(np.stack(mem_rows), at)
+    return [
+        WorkloadDemand(w, TimeSeries(t0, HOUR_S, cpu[i]), TimeSeries(t0, HOUR_S, mem[i]))
+        for i, w in enumerate(workloads)
+        if np.isfinite(cpu[i]).any() or np.isfinite(mem[i]).any()
+    ]
 
 
 def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) -> ModelView:

@@ -41,7 +41,7 @@ from recommender.input.prometheus.client import step_for
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
 from recommender.model import NO_SERIES, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate
+from recommender.model.aggregate import Resolver, aggregate, memo, owner_graph
 from recommender.model.checkpoint import CheckpointError, CheckpointSettings, dumps, read
 from recommender.model.clusters import snapshot_in
 from recommender.model.raw import RawDataset
@@ -66,6 +66,11 @@ class CycleReport:
     states: int
     state_bytes: int
     forgotten: int = 0
+
+
+_Read = tuple[RawDataset, datetime, Resolver]
+"""A cycle's read: the dataset the snapshot takes its pods, GPUs and nodes from, where the read began,
+and the owner resolution of the dataset's pods."""
 
 
 def _dt(epoch: float) -> datetime:
@@ -130,14 +135,14 @@ class IncrementalSource:
         reason = self._rebuild_reason(start, end)
         if reason:
             kind = "cold"
-            raw, read_from = self._cold(start, end, progress)
+            raw, read_from, resolve = self._cold(start, end, progress)
         else:
             kind = "restored" if self._restored and self.last_cycle is None else "delta"
-            raw, read_from = self._delta(start, end, progress)
+            raw, read_from, resolve = self._delta(start, end, progress)
         model = self.model
         assert model is not None
         forgotten = model.forget_before(start.timestamp())
-        snapshot = self._snapshot(model, raw, start, end)
+        snapshot = self._snapshot(model, raw, resolve, (start, end))
         self._save(model)
         self.last_cycle = CycleReport(
             kind, reason, time.monotonic() - t0, read_from, end, len(model.states), model.nbytes(), forgotten
@@ -164,7 +169,7 @@ class IncrementalSource:
             return "no decay: the model is rebuilt once a window"
         return ""
 
-    def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> tuple[RawDataset, datetime]:
+    def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:
         """The window read namespace batch by namespace batch, each in time chunks (memory holds one
         batch's chunk), then one short read for the pods, GPUs, autoscalers and nodes of the window."""
         lo, hi, res = start.timestamp(), end.timestamp(), float(self.source.resolution_s)
@@ -193,15 +198,16 @@ class IncrementalSource:
         raw = self.source.dataset(start, end, None, fresh_from=last_hour)
         self.known = KnownPods(complete=True)
         self.known.update(raw, hi)
-        build_states(raw, recency=self.recency, fresh_after=model.covered_until, into=model.states)
+        resolve = memo(owner_graph(raw).resolve)  # the snapshot resolves the same pods
+        build_states(
+            raw, recency=self.recency, fresh_after=model.covered_until, into=model.states, resolve=resolve
+        )
         if progress is not None:
             progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
         self.model = model
-        return raw, start
+        return raw, start, resolve
 
-    def _delta(
-        self, start: datetime, end: datetime, progress: Progress | None
-    ) -> tuple[RawDataset, datetime]:
+    def _delta(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:
         m = self.model
         assert m is not None
         read_from = _dt(max(start.timestamp(), floor_to(m.oldest(), HOUR_S)))
@@ -212,21 +218,30 @@ class IncrementalSource:
         known.forget_before(start.timestamp())
         known.complete = True
         raw = known.applied(raw)
+        resolve = memo(owner_graph(raw).resolve)  # the snapshot resolves the same pods
         build_states(
-            raw, recency=self.recency, fresh_after=m.covered_until, fresh_after_of=m.behind, into=m.states
+            raw,
+            recency=self.recency,
+            fresh_after=m.covered_until,
+            fresh_after_of=m.behind,
+            into=m.states,
+            resolve=resolve,
         )
         m.behind = {}
         m.covered_until = max(m.covered_until, floor_to(end.timestamp(), float(self.source.resolution_s)))
-        return raw, read_from
+        return raw, read_from, resolve
 
-    def _snapshot(self, model: UsageModel, raw: RawDataset, start: datetime, end: datetime) -> UsageSnapshot:
+    def _snapshot(
+        self, model: UsageModel, raw: RawDataset, resolve: Resolver, window: tuple[datetime, datetime]
+    ) -> UsageSnapshot:
         """The model's containers and demand, with the window's GPUs, autoscalers, nodes and skipped pods."""
-        src = self.source
+        src, (start, end) = self.source, window
         part = aggregate(
             replace(raw, start=start, containers=(), ooms=(), cluster=""),
             source=self.name,
             activity_step=step_for(start, end, src.activity_step_s),
             recency=self.recency,
+            resolve=resolve,
         )
         seen = view(model, start, end, self.recency)
         namespaces = {c.workload.namespace for c in seen.containers}

@@ -64,7 +64,7 @@ from recommender.model.recency import (
     weighted_mean,
     weighted_quantiles,
 )
-from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean
+from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean, present_sums
 
 ACTIVITY_STEP_SECONDS = 300.0
 DEMAND_STEP_SECONDS = 3600.0
@@ -481,11 +481,8 @@ def _demand(
             batch = [s for w in ordered[k : k + 128] for s in per_workload[w]]
             means = iter(hourly_means(batch, start, step, n_hours))
         cpu_rows, mem_rows = zip(*(next(means) for _ in per_workload[workload]), strict=True)
-        sums: list[FloatArray] = []
-        for rows in (cpu_rows, mem_rows):
-            m = np.stack(rows)
-            present = np.isfinite(m).any(axis=0)
-            sums.append(np.where(present, np.nansum(m, axis=0), np.nan))
+        one = np.zeros(1, dtype=np.int64)  # every row one group: the workload's
+        sums = [present_sums(np.stack(rows), one)[0] for rows in (cpu_rows, mem_rows)]
         out.append(
             WorkloadDemand(
                 workload,

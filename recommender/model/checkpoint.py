@@ -188,17 +188,42 @@ def dumps(
 
 
 class _Reader:
-    """Reads a record body front to back; running past its end is corruption."""
+    """Reads the compressed record body front to back, decompressing as it goes (a checkpoint of 100,000
+    states never lies uncompressed in memory at once); running past its end is corruption."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data, self.at = data, 0
+    CHUNK = 1 << 16
+
+    def __init__(self, compressed: memoryview) -> None:
+        self.source, self.fed = compressed, 0
+        self.inflate = zlib.decompressobj()
+        self.buffer, self.at = b"", 0
+
+    def _fill(self, n: int) -> None:
+        """At least n unread bytes in the buffer, or as many as the body has."""
+        parts = [self.buffer[self.at :]]
+        have = len(parts[0])
+        while have < n and (self.fed < len(self.source) or self.inflate.unconsumed_tail):
+            chunk = self.inflate.unconsumed_tail or bytes(self.source[self.fed : self.fed + self.CHUNK])
+            if not self.inflate.unconsumed_tail:
+                self.fed += len(chunk)
+            more = self.inflate.decompress(chunk, max(n - have, self.CHUNK))
+            parts.append(more)
+            have += len(more)
+        self.buffer, self.at = b"".join(parts), 0
 
     def take(self, n: int) -> bytes:
-        if self.at + n > len(self.data):
-            raise CorruptCheckpoint("a state record runs past the end of the body")
-        out = self.data[self.at : self.at + n]
+        if self.at + n > len(self.buffer):
+            self._fill(n)
+            if n > len(self.buffer):
+                raise CorruptCheckpoint("a state record runs past the end of the body")
+        out = self.buffer[self.at : self.at + n]
         self.at += n
         return out
+
+    def at_end(self) -> bool:
+        """Nothing left: no unread byte, no compressed input, nothing after the compressed stream."""
+        self._fill(1)
+        return not self.buffer and self.inflate.eof and not self.inflate.unused_data
 
     def unpack(self, fmt: struct.Struct) -> tuple[float | int, ...]:
         return fmt.unpack(self.take(fmt.size))
@@ -254,8 +279,8 @@ def _floats(r: _Reader, shape: tuple[int, int], dtype: str) -> FloatArray:
     return out
 
 
-def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes, dict[str, float]]:
-    """(states, uncompressed body, meta) once length, magic, version, checksum and settings are right."""
+def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, memoryview, dict[str, float]]:
+    """(states, compressed body, meta) once length, magic, version, checksum and settings are right."""
     if len(data) < _HEAD.size:
         raise TruncatedCheckpoint(f"{len(data)} bytes, shorter than the {_HEAD.size}-byte header")
     magic, version, head_len = _HEAD.unpack_from(data)
@@ -285,7 +310,7 @@ def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, bytes
         meta = json.loads(data[meta_at:at])
         if not isinstance(meta, dict):
             raise ValueError("meta is not an object")
-        return int(count), zlib.decompress(data[at + _COUNTS.size : end]), meta
+        return int(count), memoryview(data)[at + _COUNTS.size : end], meta
     except (zlib.error, ValueError) as exc:
         raise CorruptCheckpoint(f"header or body does not decode: {exc}") from exc
 
@@ -313,11 +338,12 @@ def read(data: bytes, expected: CheckpointSettings) -> Checkpoint:
         for _ in range(count):
             key, state = _read_state(r, expected.half_life_s)
             out[key] = state
-    except (ValueError, TypeError, struct.error) as exc:
+        whole = r.at_end()
+    except (ValueError, TypeError, struct.error, zlib.error) as exc:
         if isinstance(exc, CheckpointError):
             raise
         raise CorruptCheckpoint(f"a state record does not parse: {exc}") from exc
-    if r.at != len(body) or len(out) != count:
+    if not whole or len(out) != count:
         raise CorruptCheckpoint("the body holds other than the stated number of states")
     if not all(isinstance(v, int | float) for v in meta.values()):
         raise CorruptCheckpoint("meta holds a value that is not a number")

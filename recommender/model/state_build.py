@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
-from recommender.model import FloatArray
 from recommender.model.aggregate import (
     Resolution,
     Resolver,
@@ -39,7 +38,7 @@ from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawData
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency, template_of
 from recommender.model.state_batch import add_rows
-from recommender.model.timegrid import bucket_count
+from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
 
 _Pods = dict[tuple[str, str], PodInfo]
@@ -130,16 +129,13 @@ def _set_demand(
     hours = bucket_count(first_hour * HOUR_S, raw.end.timestamp(), HOUR_S)
     series = [masked(s, top, {}) for _, s in pairs]
     means = hourly_means(series, first_hour * HOUR_S, HOUR_S, hours)
-    rows: dict[StateKey, list[tuple[FloatArray, FloatArray]]] = defaultdict(list)
-    for (key, _), m in zip(pairs, means, strict=True):
-        rows[key].append(m)
-    for key, parts in rows.items():
-        sums = []
-        for i in (0, 1):
-            stacked = np.stack([p[i] for p in parts])
-            present = np.isfinite(stacked).any(axis=0)
-            sums.append(np.where(present, np.nansum(stacked, axis=0), np.nan))
-        states[key].set_demand(first_hour, sums[0], sums[1])
+    order = sorted(range(len(pairs)), key=lambda i: pairs[i][0])  # each state's series together
+    keys = [pairs[i][0] for i in order]
+    starts = np.array([i for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]], dtype=np.int64)
+    cpu = present_sums(np.stack([means[i][0] for i in order]), starts)
+    mem = present_sums(np.stack([means[i][1] for i in order]), starts)
+    for g, at in enumerate(starts.tolist()):
+        states[keys[at]].set_demand(first_hour, cpu[g], mem[g])
 
 
 def _add_gpus(

@@ -81,3 +81,12 @@ def bucket_mean(timestamps: FloatArray, values: FloatArray, start: float, step: 
         sums = np.bincount(flat, weights=rows[ok], minlength=out.size).reshape(out.shape)
         np.divide(sums, counts, out=out, where=counts > 0)
     return out if values.ndim == 2 else out[0]
+
+
+def present_sums(rows: FloatArray, starts: IntArray) -> FloatArray:
+    """Per group of consecutive rows (group k: rows starts[k] .. starts[k+1] - 1) the column sums over
+    the rows with a value there, NaN where none has one: the rule for summing pods' series (demand)."""
+    finite = np.isfinite(rows)
+    present = np.logical_or.reduceat(finite, starts, axis=0)
+    sums = np.add.reduceat(np.where(finite, rows, 0.0), starts, axis=0)
+    return np.where(present, sums, np.nan)

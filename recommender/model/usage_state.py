@@ -194,9 +194,7 @@ class UsageState:
         if days <= 0:
             return
         kept = self.day_peaks[:, : max(0, PEAK_DAYS - days)]
-        self.day_peaks = np.concatenate(
-            [np.full((4, PEAK_DAYS - kept.shape[1]), np.nan), kept], 1
-        )
+        self.day_peaks = np.concatenate([np.full((4, PEAK_DAYS - kept.shape[1]), np.nan), kept], 1)
 
     def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
         """Folds each day's two highest finite values into rows (row, row + 1)."""
