@@ -62,6 +62,7 @@ from recommender.model.checkpoint import CheckpointSettings, dumps, loads  # noq
 from recommender.model.checkpoint import read as read_checkpoint  # noqa: E402
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, BucketScheme  # noqa: E402
 from recommender.model.recency import DEFAULT, weighted_quantiles  # noqa: E402
+from recommender.model.state_batch import add_rows  # noqa: E402
 from recommender.model.usage_state import StateKey, UsageState  # noqa: E402
 from recommender.sizing.engine import RecommendationRun, recommend  # noqa: E402
 from recommender.wiring import build_prices  # noqa: E402
@@ -166,10 +167,9 @@ def simulated_part(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     for ids in chunks(args.simulated, args.chunk):
         cpu, mem = simulate(ids, ts, args.seed)
-        for j, i in enumerate(ids):
-            state = UsageState.empty(DEFAULT.half_life_s)
-            state.add_samples(ts, cpu[j], mem[j])
-            states[key_of(i)] = state
+        made = [UsageState.empty(DEFAULT.half_life_s) for _ in ids]
+        add_rows(made, ts, cpu, mem, [None] * len(ids))  # as a cycle adds a grid's series
+        states.update((key_of(i), state) for i, state in zip(ids, made, strict=True))
         picked = [j for j, i in enumerate(ids) if i % every == 0]
         if picked:
             for k, v in errors(
