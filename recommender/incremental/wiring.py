@@ -121,7 +121,7 @@ def incremental(
     def make(one: PrometheusSource) -> IncrementalSource:
         store = checkpoint_store(settings, one.cluster, api_client)
         return IncrementalSource(
-            one, window=window, store=store, chunk=chunk, metrics=metrics, fingerprint=extra
+            one, window=window, store=store, chunk=chunk, metrics=metrics, fingerprint=extra, save=save
         )
 
     return rewrapped(source, IncrementalClusters(inner, make))

@@ -92,3 +92,12 @@ def test_each_cluster_keeps_one_incremental_source_between_cycles() -> None:
     assert [c.source for c in first] == [c.source for c in again]  # the same objects: the models live on
     assert [c.source.source.cluster for c in first] == ["east", "west"]  # type: ignore[attr-defined]
     assert isinstance(first[0].source.source, PrometheusSource)  # type: ignore[attr-defined]
+
+
+def test_a_source_made_to_only_read_the_checkpoint_never_saves(tmp_path: Path) -> None:
+    s = settings(prometheus_url="http://127.0.0.1:9", checkpoint_file=str(tmp_path / "u.ckpt"))
+    reader = incremental(s, build_source(s, NOW), no_api, None, save=False)  # type: ignore[arg-type]
+    writer = incremental(s, build_source(s, NOW), no_api, None)  # type: ignore[arg-type]
+    assert isinstance(reader, IncrementalClusters) and isinstance(writer, IncrementalClusters)
+    assert reader.for_cluster("").save is False
+    assert writer.for_cluster("").save is True
