@@ -193,18 +193,12 @@ class IncrementalSource:
                         done, steps, f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC on"
                     )
         model.covered_until = floor_to(hi, res)
-        # the last hour again (whole: its demand replaces the chunks'), no sample new to the histograms
-        last_hour = _dt(max(lo, floor_to(model.covered_until, HOUR_S)))
-        raw = self.source.dataset(start, end, None, fresh_from=last_hour)
-        self.known = KnownPods(complete=True)
-        self.known.update(raw, hi)
-        resolve = memo(owner_graph(raw).resolve)  # the snapshot resolves the same pods
-        build_states(
-            raw, recency=self.recency, fresh_after=model.covered_until, into=model.states, resolve=resolve
-        )
+        # then a delta cycle with no pod known: the last hour again (whole: its demand replaces the chunks'),
+        # no sample new to the histograms, the window's pods, GPUs, autoscalers and nodes
+        self.model, self.known = model, KnownPods()
+        raw, _, resolve = self._delta(start, end, None)
         if progress is not None:
             progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
-        self.model = model
         return raw, start, resolve
 
     def _delta(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:

@@ -21,12 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import struct
 import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -348,20 +346,3 @@ def read(data: bytes, expected: CheckpointSettings) -> Checkpoint:
     if not all(isinstance(v, int | float) for v in meta.values()):
         raise CorruptCheckpoint("meta holds a value that is not a number")
     return Checkpoint(out, meta)
-
-
-def save(path: Path, states: Mapping[StateKey, UsageState], settings: CheckpointSettings) -> int:
-    """Writes the checkpoint atomically (a temporary file renamed over `path`); returns its size."""
-    data = dumps(states, settings)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-    return len(data)
-
-
-def load(path: Path, expected: CheckpointSettings) -> dict[StateKey, UsageState]:
-    """The states of the checkpoint file at `path` (loads); OSError when it cannot be read."""
-    return loads(path.read_bytes(), expected)

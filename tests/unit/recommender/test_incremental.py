@@ -183,7 +183,7 @@ def test_a_cold_start_reads_each_namespace_batch_in_chunks_that_tile_the_window(
         assert all(end - start <= timedelta(hours=12) for start, end in spans)
         assert not any(c.cluster_wide for c in batch)
     # then the window's pods, GPUs, autoscalers and nodes, re-reading the last hour
-    assert last == Call(T0 - WEEK, T0.replace(minute=0), T0, True)
+    assert last == Call(T0 - WEEK, T0.replace(minute=0), T0, True, T0 - WEEK)
     assert source.last_cycle is not None and source.last_cycle.kind == "cold"
 
 

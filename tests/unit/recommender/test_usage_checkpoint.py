@@ -15,6 +15,7 @@ import pytest
 
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
+from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.model.checkpoint import (
     FORMAT_VERSION,
     ChangedSettings,
@@ -24,10 +25,8 @@ from recommender.model.checkpoint import (
     IncompatibleVersion,
     TruncatedCheckpoint,
     dumps,
-    load,
     loads,
     read,
-    save,
 )
 from recommender.model.histogram import Histogram
 from recommender.model.state_build import build_states
@@ -107,10 +106,11 @@ def test_checkpoint_is_compact(states: dict[StateKey, UsageState], blob: bytes) 
 
 def test_save_and_load_a_file(tmp_path: Path, states: dict[StateKey, UsageState]) -> None:
     path = tmp_path / "usage.ckpt"
-    size = save(path, states, SETTINGS)
-    assert path.stat().st_size == size
-    assert sorted(load(path, SETTINGS)) == sorted(states)
-    assert not (tmp_path / "usage.ckpt.tmp").exists()
+    blob = dumps(states, SETTINGS)
+    FileCheckpointStore(path).write({None: blob})
+    assert path.stat().st_size == len(blob)
+    assert sorted(loads(FileCheckpointStore(path).read().blobs[None], SETTINGS)) == sorted(states)
+    assert [p.name for p in tmp_path.iterdir()] == ["usage.ckpt"]  # no temporary file left
 
 
 @pytest.mark.parametrize("keep", [0, 5, 13, 40, -17, -1])
