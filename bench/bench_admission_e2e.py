@@ -11,7 +11,7 @@ requestReceivedTimestamp, so it covers admission (webhook included) and the etcd
 controller-manager's client-side rate limiting. Goal: p99 with the webhook within 1.2x of without.
 
 Run: .venv/bin/python -m bench.bench_admission_e2e [--pods 1000] [--nodes 50]
-(needs scripts/build-controlplane.sh first).
+(needs scripts/build_tools.py first).
 """
 
 from __future__ import annotations

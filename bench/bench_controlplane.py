@@ -1,6 +1,6 @@
 """Prints how long the test control plane takes to start and stop, and its processes' memory once ready.
 
-Run: .venv/bin/python -m bench.bench_controlplane [runs]   (needs scripts/build-controlplane.sh first)
+Run: .venv/bin/python -m bench.bench_controlplane [runs]   (needs scripts/build_tools.py first)
 """
 
 from __future__ import annotations

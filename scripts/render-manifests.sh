@@ -4,6 +4,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 helm="${PODSIZER_CACHE:-$HOME/.cache/podsizer}/bin/helm"
-[ -x "$helm" ] || scripts/tools.sh helm
+[ -x "$helm" ] || python3 scripts/build_tools.py tools
 py="${PODSIZER_PYTHON:-$root/.venv/bin/python}"
 exec "$py" scripts/render_manifests.py --helm "$helm" "$@"

@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if the files differ from a fresh render")
     args = parser.parse_args(argv)
     if not Path(args.helm).exists():
-        print(f"render: helm not found at {args.helm}; run scripts/tools.sh helm", file=sys.stderr)
+        print(f"render: helm not found at {args.helm}; run scripts/build_tools.py tools", file=sys.stderr)
         return 2
     stale = []
     for path, text in render_all(args.helm).items():

@@ -1,10 +1,11 @@
-"""VPA's own estimator (the Go program bench/quality/vpa, built by scripts/tools.sh) over the history."""
+"""VPA's own estimator (the Go program bench/quality/vpa, built by scripts/build_tools.py) on a history."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -22,11 +23,12 @@ def binary() -> Path:
 
 
 def ensure_built() -> Path:
-    """scripts/tools.sh vpa-estimate (a no-op when the build for these sources is cached)."""
-    subprocess.run([str(ROOT / "scripts" / "tools.sh"), "vpa-estimate"], check=True, capture_output=True)
+    """scripts/build_tools.py vpa-estimate (a no-op when the build for these sources is cached)."""
+    script = ROOT / "scripts" / "build_tools.py"
+    proc = subprocess.run([sys.executable, str(script), "vpa-estimate"], capture_output=True, text=True)
     path = binary()
-    if not path.exists():
-        raise RuntimeError(f"{path} was not built: see $PODSIZER_CACHE/tools-logs/vpa-estimate.log")
+    if proc.returncode != 0 or not path.exists():
+        raise RuntimeError(f"{path} was not built: {proc.stdout}{proc.stderr}")
     return path
 
 

@@ -1,19 +1,31 @@
-"""Where scripts/build-controlplane.sh put the test cluster's executables (Kubernetes, etcd, kwok)."""
+"""Where scripts/build_tools.py put the test cluster's executables, and whether they are built (its rule)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULE_DIR = Path(__file__).resolve().parent
-GO_MOD = MODULE_DIR / "go.mod"
-ETCD_GO_MOD = MODULE_DIR / "etcd" / "go.mod"
-KWOK_GO_MOD = MODULE_DIR / "kwok" / "go.mod"
-BUILD_SCRIPT = ROOT / "scripts" / "build-controlplane.sh"
+BUILD_SCRIPT = ROOT / "scripts" / "build_tools.py"
+
+
+def build_tools() -> ModuleType:
+    """scripts/build_tools.py as a module: the one place that says where a part's outputs are and when a
+    part counts as built."""
+    loaded = sys.modules.get("build_tools")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location("build_tools", BUILD_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_tools"] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass(frozen=True)
@@ -24,52 +36,35 @@ class Binaries:
     kube_apiserver: Path
     kube_controller_manager: Path
     kube_scheduler: Path
+    kubelet: Path
     kwok: Path
     version: str
 
 
-def pinned_version(go_mod: Path = GO_MOD, module: str = "k8s.io/kubernetes") -> str:
-    """The version of `module` a wrapper module requires, e.g. v1.35.4 for k8s.io/kubernetes."""
-    pattern = rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)"
-    match = re.search(pattern, go_mod.read_text(), re.MULTILINE)
-    if match is None:
-        raise ValueError(f"{go_mod}: no 'require {module} vX.Y.Z' line")
-    return match.group(1)
-
-
-def _cache_base(environ: Mapping[str, str]) -> Path:
-    return Path(environ.get("PODSIZER_CACHE") or Path.home() / ".cache" / "podsizer") / "controlplane"
-
-
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The Kubernetes binaries' directory: ${PODSIZER_CACHE:-~/.cache/podsizer}/controlplane/<version>."""
-    environ: Mapping[str, str] = os.environ if env is None else env
-    return _cache_base(environ) / pinned_version()
+def pinned_version() -> str:
+    """The k8s.io/kubernetes version the tools module requires, e.g. v1.35.4."""
+    version: str = build_tools().pinned(ROOT / "tools" / "go.mod", "k8s.io/kubernetes")
+    return version
 
 
 def find_binaries(env: Mapping[str, str] | None = None) -> tuple[Binaries | None, str]:
     """The binaries, or None and a sentence saying what is missing and how to build it.
 
-    PODSIZER_ETCD overrides the etcd built from tests/controlplane/etcd (it must be one Kubernetes supports).
+    PODSIZER_ETCD overrides the etcd of the tools module (it must be one Kubernetes supports).
     """
     environ: Mapping[str, str] = os.environ if env is None else env
-    base = _cache_base(environ)
-    k8s = cache_dir(environ)
-    etcd_built = base / f"etcd-{pinned_version(ETCD_GO_MOD, 'go.etcd.io/etcd/server/v3')}" / "etcd"
+    tools = build_tools()
+    cache = tools.cache_dir(environ)
+    reasons = [why for part in ("tools", "kwok") if (why := tools.unbuilt(part, cache))]
+    if reasons:
+        return None, "control-plane binaries: " + "; ".join(reasons)
     binaries = Binaries(
-        etcd=Path(environ.get("PODSIZER_ETCD") or etcd_built),
-        kube_apiserver=k8s / "kube-apiserver",
-        kube_controller_manager=k8s / "kube-controller-manager",
-        kube_scheduler=k8s / "kube-scheduler",
-        kwok=base / f"kwok-{pinned_version(KWOK_GO_MOD, 'sigs.k8s.io/kwok')}" / "kwok",
+        etcd=Path(environ.get("PODSIZER_ETCD") or tools.binary("etcd", cache)),
+        kube_apiserver=tools.binary("kube-apiserver", cache),
+        kube_controller_manager=tools.binary("kube-controller-manager", cache),
+        kube_scheduler=tools.binary("kube-scheduler", cache),
+        kubelet=tools.binary("kubelet", cache),
+        kwok=tools.binary("kwok", cache),
         version=pinned_version(),
     )
-    paths = [binaries.etcd, binaries.kube_apiserver, binaries.kube_controller_manager]
-    paths += [binaries.kube_scheduler, binaries.kwok]
-    missing = [str(p) for p in paths if not os.access(p, os.X_OK)]
-    if missing:
-        return None, (
-            f"control-plane binaries missing: {', '.join(missing)} "
-            f"(build them with {BUILD_SCRIPT.relative_to(ROOT)})"
-        )
     return binaries, ""

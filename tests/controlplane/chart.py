@@ -24,7 +24,7 @@ RELEASE_NAMESPACE = "podsizer"
 
 
 def find_helm(env: Mapping[str, str] | None = None) -> Path | None:
-    """helm from PODSIZER_HELM, scripts/tools.sh's build ($PODSIZER_CACHE/bin), or PATH; None if absent."""
+    """helm from PODSIZER_HELM, scripts/build_tools.py's ($PODSIZER_CACHE/bin), or PATH; None if absent."""
     environ: Mapping[str, str] = os.environ if env is None else env
     for candidate in (
         environ.get("PODSIZER_HELM"),

@@ -89,7 +89,7 @@ def admin_client(control_plane: ControlPlane) -> client.ApiClient:
 @pytest.fixture(scope="session")
 def podsizer_crds(admin_client: client.ApiClient) -> list[dict[str, Any]]:
     """The shipped CRDs (Recommendation, UsageCheckpoint; the DeploymentConfig stand-in) and Argo Rollouts'
-    own CRDs (from scripts/build-argo-rollouts.sh, when built), created and Established."""
+    own CRDs (from scripts/build_tools.py, when built), created and Established."""
     stored: list[dict[str, Any]] = []
     for path in [*CRD_FILES, *argo_crd_files()]:
         stored.extend(create_from_yaml(admin_client, path))

@@ -1,10 +1,10 @@
-"""The real Argo Rollouts controller for the e2e tests: what scripts/build-argo-rollouts.sh cached (the binary
-and that version's CRDs), the controller process against the test apiserver, and its session fixture."""
+"""The real Argo Rollouts controller for the e2e tests: what scripts/build_tools.py built (the binary, part
+`tools`, and that version's CRDs, part `argo-crds`), the controller process against the test apiserver, and
+its session fixture."""
 
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,13 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.controlplane.binaries import ROOT
+from tests.controlplane.binaries import ROOT, build_tools
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.processes import ManagedProcess, free_port
 
 MODULE = "github.com/argoproj/argo-rollouts"
-GO_MOD = Path(__file__).resolve().parent / "argo" / "go.mod"
-BUILD_SCRIPT = ROOT / "scripts" / "build-argo-rollouts.sh"
+GO_MOD = ROOT / "tools" / "go.mod"
 REQUIRE_ENV = "PODSIZER_REQUIRE_CONTROLPLANE"
 # Logged by controller.Manager.startLeading once every informer cache has synced and the workers run.
 STARTED_LINE = "Started controller"
@@ -39,33 +38,20 @@ class ArgoRolloutsBuild:
 
 
 def pinned_version(go_mod: Path = GO_MOD) -> str:
-    """The argo-rollouts version the wrapper module requires, e.g. v1.10.1."""
-    pattern = r"^\s*(?:require\s+)?github\.com/argoproj/argo-rollouts\s+(v\S+)"
-    match = re.search(pattern, go_mod.read_text(), re.MULTILINE)
-    if match is None:
-        raise ValueError(f"{go_mod}: no 'require {MODULE} vX.Y.Z' line")
-    return match.group(1)
-
-
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where the build script writes: ${PODSIZER_CACHE:-~/.cache/podsizer}/argo-rollouts/<version>."""
-    environ: Mapping[str, str] = os.environ if env is None else env
-    base = Path(environ.get("PODSIZER_CACHE") or Path.home() / ".cache" / "podsizer")
-    return base / "argo-rollouts" / pinned_version()
+    """The argo-rollouts version the tools module requires, e.g. v1.10.1."""
+    version: str = build_tools().pinned(go_mod, MODULE)
+    return version
 
 
 def find_argo_rollouts(env: Mapping[str, str] | None = None) -> tuple[ArgoRolloutsBuild | None, str]:
     """The build, or None and a sentence saying what is missing and how to build it."""
-    directory = cache_dir(env)
-    controller = directory / "rollouts-controller"
-    crds = tuple(sorted((directory / "crds").glob("*-crd.yaml")))
-    missing = [] if os.access(controller, os.X_OK) else [str(controller)]
-    if not any(p.name == "rollout-crd.yaml" for p in crds):
-        missing.append(str(directory / "crds" / "rollout-crd.yaml"))
-    if missing:
-        script = BUILD_SCRIPT.relative_to(ROOT)
-        return None, f"Argo Rollouts missing: {', '.join(missing)} (build it with {script})"
-    return ArgoRolloutsBuild(controller, crds, pinned_version()), ""
+    tools = build_tools()
+    cache = tools.cache_dir(os.environ if env is None else env)
+    reasons = [why for part in ("tools", "argo-crds") if (why := tools.unbuilt(part, cache))]
+    if reasons:
+        return None, "Argo Rollouts: " + "; ".join(reasons)
+    crds = tuple(sorted(tools.share("argo-crds", cache).glob("*-crd.yaml")))
+    return ArgoRolloutsBuild(tools.binary("rollouts-controller", cache), crds, pinned_version()), ""
 
 
 def argo_crd_files(env: Mapping[str, str] | None = None) -> list[Path]:

@@ -64,7 +64,7 @@ def make_namespace(control_plane: ControlPlane, admin_client: client.ApiClient) 
 def chart_rbac(control_plane: ControlPlane, admin_client: client.ApiClient) -> bool:
     """Namespace `podsizer` with the chart's ServiceAccounts, ClusterRoles and bindings (helm template).
 
-    False when no helm is built (scripts/tools.sh helm); the tests that need the chart's roles skip then.
+    False when no helm is built (scripts/build_tools.py tools); the tests needing the chart's roles skip then.
     """
     helm = find_helm()
     if helm is None:

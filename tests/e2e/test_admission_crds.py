@@ -40,7 +40,7 @@ def test_shipped_crds_are_established_and_served(
     admin_client: client.ApiClient, podsizer_crds: list[dict[str, Any]]
 ) -> None:
     names = sorted(crd["metadata"]["name"] for crd in podsizer_crds)
-    # Argo Rollouts' own CRDs, from the module scripts/build-argo-rollouts.sh built (when it did).
+    # Argo Rollouts' own CRDs, as scripts/build_tools.py copied them (when it did).
     argo = ARGO_CRDS if argo_crd_files() else []
     assert names == sorted(
         [

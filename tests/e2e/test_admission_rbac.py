@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 @pytest.fixture
 def chart_roles(chart_rbac: bool, podsizer_crds: list[dict[str, object]]) -> None:
     if not chart_rbac:
-        pytest.skip("no helm to render charts/podsizer with (scripts/tools.sh helm builds it)")
+        pytest.skip("no helm to render charts/podsizer with (scripts/build_tools.py tools builds it)")
 
 
 def _sa(control_plane: ControlPlane, name: str) -> client.ApiClient:

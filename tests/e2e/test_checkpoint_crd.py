@@ -160,7 +160,7 @@ def test_a_damaged_object_is_reported_while_the_others_are_read(
 @pytest.fixture
 def chart_roles(chart_rbac: bool, podsizer_crds: list[dict[str, Any]]) -> None:
     if not chart_rbac:
-        pytest.skip("no helm to render charts/podsizer with (scripts/tools.sh helm builds it)")
+        pytest.skip("no helm to render charts/podsizer with (scripts/build_tools.py tools builds it)")
 
 
 def test_the_recommender_service_account_keeps_checkpoints_and_the_webhooks_cannot_read_them(

@@ -35,7 +35,7 @@ def helm_release(
     """Installs the chart as release `e2e` into a fresh namespace; uninstalls it afterwards."""
     helm = find_helm()
     if helm is None:
-        pytest.skip("no helm (scripts/tools.sh helm builds it into .cache/bin)")
+        pytest.skip("no helm (scripts/build_tools.py tools builds it into $PODSIZER_CACHE/bin)")
     namespace = f"helm-{uuid.uuid4().hex[:6]}"
     kubeconfig = control_plane.kubeconfig_path
     _helm(helm, kubeconfig, "install", RELEASE, str(CHART), "--namespace", namespace, "--create-namespace")

@@ -57,7 +57,7 @@ def start_updater(
 ) -> Iterator[UpdaterFactory]:
     """start_updater(dry_run=False) -> a running updater with the chart's podsizer-updater identity."""
     if not chart_rbac:
-        pytest.skip("helm is not built (scripts/tools.sh helm): no chart RBAC for the updater")
+        pytest.skip("helm is not built (scripts/build_tools.py tools): no chart RBAC for the updater")
     runs: list[UpdaterRun] = []
 
     def start(dry_run: bool = False) -> UpdaterRun:

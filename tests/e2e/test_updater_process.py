@@ -40,7 +40,7 @@ def test_the_updater_process_leads_records_dry_run_events_and_releases_its_lease
     tmp_path: Path,
 ) -> None:
     if not chart_rbac:
-        pytest.skip("helm is not built (scripts/tools.sh helm): no chart RBAC for the updater")
+        pytest.skip("helm is not built (scripts/build_tools.py tools): no chart RBAC for the updater")
     ns = make_namespace(mode="auto", webhook=False)
     body = workload("apps/v1", "Deployment", "web", 2, TEMPLATE)
     body["metadata"]["annotations"] = {"podsizer.io/update-mode": "recreate"}

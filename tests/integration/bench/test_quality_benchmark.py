@@ -19,7 +19,7 @@ MI = 2.0**20
 @pytest.fixture(scope="module")
 def vpa_binary() -> Path:
     if shutil.which("go") is None:
-        pytest.skip("go not installed: scripts/tools.sh cannot build vpa-estimate")
+        pytest.skip("go not installed: scripts/build_tools.py cannot build vpa-estimate")
     return vpa_estimate.ensure_built()
 
 

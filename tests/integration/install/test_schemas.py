@@ -1,7 +1,8 @@
 """Every object podsizer ships validates against Kubernetes' OpenAPI schemas, Recommendations against the CRD.
 
 The schemas are local: the strict JSON schemas bundled in the kubernetes-validate package, made standalone
-(each file carries the definitions it references) so that kubeconform (scripts/tools.sh) reads them offline.
+(each file carries the definitions it references) so that kubeconform (scripts/build_tools.py) reads them
+offline.
 """
 
 from __future__ import annotations

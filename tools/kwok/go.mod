@@ -1,5 +1,6 @@
-// Wrapper module that builds kwok (fake nodes and pods against a real apiserver) for the e2e tests.
-module podsizer.test/controlplane/kwok
+// Wrapper module that builds kwok (fake nodes and pods against a real apiserver) for the e2e tests. Not part of
+// the tools module next to it: kwok v0.8.0 needs the v0.36 Kubernetes libraries, the control plane v0.35.
+module podsizer.dev/tools/kwok
 
 go 1.26.0
 
