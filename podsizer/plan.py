@@ -18,15 +18,14 @@ from typing import Literal
 from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import format_resource
 from podsizer.bounds import BoundsError, clip_count, limits_of, policy_for
+from podsizer.keys import APPLIED_KEY as APPLIED_KEY
+from podsizer.keys import DRY_RUN_KEY as DRY_RUN_KEY
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
 from podsizer.plausibility import Guard, Replan, guard_changes
 from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 from podsizer.resources import CPU_MEMORY, GPU, is_mig
-
-APPLIED_KEY = "podsizer.io/applied"  # auto mode: what changed, from which Recommendation
-DRY_RUN_KEY = "podsizer.io/dry-run"  # dry-run: exactly the changes auto mode would make
 
 SkipReason = Literal[
     "excluded-pod",

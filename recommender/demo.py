@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import WorkloadRef
 from podsizer.api.quantity import format_resource
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY, MODE_KEY
 from podsizer.policy import PlanPolicy
 from recommender.input.demo import build_demo_dataset
 from recommender.model.aggregate import aggregate, owner_graph
@@ -78,7 +79,7 @@ def _pod_as_created(info: PodInfo, mode: str | None) -> dict[str, Any]:
     """The pod object a ReplicaSet/RC controller would send to admission: generateName, no name."""
     annotations = dict(info.annotations)
     if mode is not None:
-        annotations["podsizer.io/mode"] = mode
+        annotations[MODE_KEY] = mode
     metadata: dict[str, Any] = {
         "namespace": info.namespace,
         "labels": dict(info.labels),
@@ -240,12 +241,12 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
             auto = _admit(client, url, _pod_as_created(info, "auto"), "demo-auto")
             _show_resources("as created by the controller", _pod_as_created(info, "auto"))
             _show_resources("as stored after admission", auto["pod"])
-            applied = auto["pod"]["metadata"]["annotations"].get("podsizer.io/applied")
+            applied = auto["pod"]["metadata"]["annotations"].get(APPLIED_KEY)
             print(f"  podsizer.io/applied: {applied}")
 
             print(f"\n-- dry-run mode (the default): the same pod of {target}")
             dry = _admit(client, url, _pod_as_created(info, None), "demo-dry-run")
-            annotation = dry["pod"]["metadata"]["annotations"].get("podsizer.io/dry-run")
+            annotation = dry["pod"]["metadata"]["annotations"].get(DRY_RUN_KEY)
             unchanged = dry["pod"]["spec"] == _pod_as_created(info, None)["spec"]
             print(f"  resources unchanged: {unchanged}")
             print(f"  podsizer.io/dry-run: {annotation}")
