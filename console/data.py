@@ -11,6 +11,7 @@ from console.prices import DEFAULT_PRICE, ResourcePrice
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import SizingMode
 from podsizer.podspec import Change
+from podsizer.subject import Subject
 from recommender.model import FloatArray
 from recommender.sizing.waste import WasteFinding
 
@@ -138,10 +139,11 @@ class CostRollup:
 
 @dataclass(frozen=True)
 class SkippedRow:
-    """Something left out of the workloads (deployer/hook pods, bare pods, failed sizing), and why."""
+    """Something left out of the workloads (deployer/hook pods, bare pods) or whose sizing failed, and why."""
 
-    subject: str
+    subject: Subject
     reason: str
+    failed: bool = False
 
 
 @dataclass(frozen=True)

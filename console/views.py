@@ -29,6 +29,7 @@ from console.query import OverviewQuery, Summary, select
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
 from podsizer.resources import GPU
+from podsizer.subject import Subject
 from recommender.sizing.waste import WasteFinding
 
 DEFAULT_POINTS = 240
@@ -130,8 +131,13 @@ class WorkloadOut(BaseModel):
 
 
 class SkippedOut(BaseModel):
-    subject: str
+    subject: str = Field(description="what was left out, as people read it")
     reason: str
+    failed: bool = Field(False, description="its sizing failed (an error, not a skip)")
+    about: dict[str, str] = Field(
+        default_factory=dict,
+        description="its fields: cluster, namespace, kind, name, container, pod, resource, node, gpu",
+    )
 
 
 class TotalsOut(BaseModel):
@@ -517,7 +523,10 @@ def overview(data: ConsoleData, query: OverviewQuery | None = None) -> OverviewO
         ),
         facets=_facets(rows),
         workloads=[workload_out(r, f) for r, f in chosen],
-        skipped=[SkippedOut(subject=s.subject, reason=s.reason) for s in data.skipped()],
+        skipped=[
+            SkippedOut(subject=str(s.subject), reason=s.reason, failed=s.failed, about=s.subject.fields())
+            for s in data.skipped()
+        ],
     )
 
 
@@ -635,7 +644,7 @@ def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAU
     detail: PodDetail | None = data.pod_detail(namespace, name)
     if detail is None:
         skipped = next(
-            (s for s in data.skipped() if s.subject == f"{namespace}/pod/{name}"),
+            (s for s in data.skipped() if s.subject.in_cluster("") == Subject.of_pod(namespace, name)),
             None,
         )
         why = f": {skipped.reason}" if skipped is not None else ""

@@ -142,12 +142,15 @@ def not_found(report: Report, wanted: str) -> str:
 
 
 def _skipped_matches(s: Skipped, wanted: str) -> bool:
+    """The skipped subject is (or is in) the workload `wanted` names: its cluster when given, namespace,
+    kind when given (any case) and name."""
     cluster, rest = split_cluster(wanted)
-    subject_cluster, subject = split_cluster(s.subject)
-    if cluster and cluster != subject_cluster:
-        return False
     parts = rest.strip("/").split("/")
-    return subject.startswith(parts[0] + "/") and subject.rsplit("/", 1)[-1] == parts[-1]
+    subject = s.subject
+    if (cluster and cluster != subject.cluster) or len(parts) not in (2, 3):
+        return False
+    kind = parts[1].lower() if len(parts) == 3 else subject.kind.lower()
+    return (subject.namespace, subject.kind.lower(), subject.name) == (parts[0], kind, parts[-1])
 
 
 # --- the explanation -----------------------------------------------------------------------------

@@ -199,7 +199,7 @@ def _sections(report: Report, width: int) -> list[str]:
     out: list[str] = []
     if report.skipped:
         out += ["", f"Skipped ({len(report.skipped)}):"]
-        rows = [["SUBJECT", "REASON"]] + [[s.subject, s.reason] for s in report.skipped]
+        rows = [["SUBJECT", "REASON"]] + [[str(s.subject), s.reason] for s in report.skipped]
         out += [INDENT + line for line in fit(rows, width - 2, shrink=(0, 1), minimum=16)]
     if report.waste:
         out += ["", f"Idle GPUs ({len(report.waste)}):"]

@@ -72,7 +72,7 @@ class Report:
     """Everything a rendering can show; build it with Report.of(run, snapshot, policy).
 
     `current` holds each workload's containers as the source saw them, `meta` the labels/annotations
-    of a workload's pods where the source knows them; with `policy` they give the pod plan shown.
+    of its pod template (UsageSnapshot.pod_meta); with `policy` they give the pod plan shown.
     """
 
     recommendations: tuple[Recommendation, ...]
@@ -90,21 +90,22 @@ class Report:
         run: SizedRun,
         snapshot: UsageSnapshot | None,
         policy: PlanPolicy,
-        meta: Mapping[WorkloadRef, Meta] | None = None,
         prices: PriceTable | None = None,
         price_file: str | None = None,
     ) -> Report:
-        """From a sizing run, the snapshot it came from (current requests/limits) and the plan policy;
-        `prices` and `price_file` name the basis of the run's prices."""
+        """From a sizing run, the snapshot it came from (current requests/limits, the pod templates'
+        labels and annotations: plan_inputs) and the plan policy; `prices` and `price_file` name the basis
+        of the run's prices."""
         findings = run if isinstance(run, Findings) else None
+        current, meta = plan_inputs(snapshot) if snapshot is not None else ({}, {})
         return Report(
             recommendations=tuple(run.recommendations),
             skipped=tuple(run.skipped),
             waste=tuple(findings.waste) if findings is not None else (),
             costs=findings.costs if findings is not None else None,
-            current=current_resources(snapshot) if snapshot is not None else {},
+            current=current,
             policy=policy,
-            meta=dict(meta or {}),
+            meta=meta,
             prices=prices,
             price_file=price_file,
         )
@@ -165,6 +166,15 @@ def current_resources(snapshot: UsageSnapshot) -> dict[WorkloadRef, tuple[Curren
     return {w: tuple(cs) for w, cs in out.items()}
 
 
+def plan_inputs(
+    snapshot: UsageSnapshot,
+) -> tuple[dict[WorkloadRef, tuple[CurrentResources, ...]], dict[WorkloadRef, Meta]]:
+    """What the pod plan of each workload is computed from, for every consumer that shows it (recommend,
+    explain, the console): its containers' current values and its pod template's labels/annotations."""
+    current = current_resources(snapshot)
+    return current, {w: snapshot.pod_meta(w) for w in current}
+
+
 def render(report: Report, fmt: OutputFormat = "table", width: int | None = None, wide: bool = False) -> str:
     """The report in `fmt`. The table is the compact one fitted to `width` (80 when None); `wide` gives
     every column, the reason fitted to `width`."""
@@ -219,10 +229,15 @@ def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
     return item
 
 
+def skipped_record(s: Skipped) -> dict[str, object]:
+    """A skipped (or failed) subject as JSON: the text people read, and its fields (`about`) for tools."""
+    return {"subject": str(s.subject), "reason": s.reason, "failed": s.failed, "about": s.subject.fields()}
+
+
 def document(report: Report) -> dict[str, Any]:
     """The RecommendationList (store format) with each item's `plan`, plus skipped, waste and cost."""
     doc = list_document([_item(report, r) for r in sorted_recommendations(report.recommendations)])
-    doc["skipped"] = [{"subject": s.subject, "reason": s.reason} for s in report.skipped]
+    doc["skipped"] = [skipped_record(s) for s in report.skipped]
     if report.waste:
         doc["waste"] = [
             {
@@ -415,7 +430,7 @@ def render_table(report: Report, width: int | None = None) -> str:
 
     if report.skipped:
         out += ["", f"Skipped ({len(report.skipped)}):"]
-        skip_rows = [["SUBJECT", "REASON"]] + [[s.subject, s.reason] for s in report.skipped]
+        skip_rows = [["SUBJECT", "REASON"]] + [[str(s.subject), s.reason] for s in report.skipped]
         out += ["  " + line for line in _columns(skip_rows, max(40, (width or 120) - 50))]
 
     if report.waste:

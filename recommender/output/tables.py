@@ -86,7 +86,7 @@ def recommendations(report: Report) -> Table:
 
 
 def skipped(report: Report) -> Table:
-    rows = tuple((s.subject, s.reason) for s in report.skipped)
+    rows = tuple((str(s.subject), s.reason) for s in report.skipped)
     return Table(f"Skipped ({len(rows)})", ("Subject", "Reason"), rows)
 
 

@@ -60,7 +60,7 @@ def test_every_workload_kind_is_present(snap: UsageSnapshot) -> None:
 
 
 def test_deployer_and_hook_pods_are_skipped_and_absent(snap: UsageSnapshot) -> None:
-    skipped = {s.subject for s in snap.skipped if "deployer or hook" in s.reason}
+    skipped = {str(s.subject) for s in snap.skipped if "deployer or hook" in s.reason}
     assert skipped == {"legacy/pod/billing-7-deploy", "legacy/pod/billing-7-hook-pre"}
     (billing,) = [
         c for c in snap.containers if c.workload == WorkloadRef("legacy", "DeploymentConfig", "billing")

@@ -25,6 +25,7 @@ from podsizer.owners import Skipped
 from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU
+from podsizer.subject import Subject
 from recommender.output.report import CSV_COLUMNS, Report, render, truncate
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import CostItem, CostReport
@@ -123,7 +124,7 @@ def report(policy: PlanPolicy | None = None) -> Report:
     }
     return Report(
         recommendations=(web, train),
-        skipped=(Skipped("legacy/pod/billing-7-deploy", "OpenShift deployer or hook pod"),),
+        skipped=(Skipped(Subject.of_pod("legacy", "billing-7-deploy"), "OpenShift deployer or hook pod"),),
         waste=waste,
         costs=costs,
         current=current,
@@ -238,7 +239,12 @@ def test_json_is_the_store_document_with_a_plan_per_item_plus_skipped_waste_and_
         r.recommendations[0],
     ]
     assert doc["skipped"] == [
-        {"subject": "legacy/pod/billing-7-deploy", "reason": "OpenShift deployer or hook pod"}
+        {
+            "subject": "legacy/pod/billing-7-deploy",
+            "reason": "OpenShift deployer or hook pod",
+            "failed": False,
+            "about": {"namespace": "legacy", "kind": "pod", "name": "billing-7-deploy"},
+        }
     ]
     assert doc["waste"][0]["pod"] == "train-0" and doc["waste"][0]["idleSince"] == "2026-12-01T09:00:00Z"
     assert doc["cost"]["clusterHourly"] == pytest.approx(6.1)

@@ -20,6 +20,7 @@ from podsizer.scope import Scope
 from podsizer.selector import parse
 from podsizer.settings import RecommenderSettings, SettingsError, load, run_reporting_errors
 from podsizer.sizing_policy import SizingPolicy
+from podsizer.subject import Subject
 from recommender.commands import add_recommend_arguments, add_run_arguments, one_run, run_loop, run_recommend
 from recommender.explain import add_explain_arguments, run_explain
 from recommender.input.demo import DemoSource, build_demo_dataset
@@ -113,13 +114,14 @@ def test_a_namespace_the_source_skipped_for_an_error_is_not_reported_as_unmatche
         containers=tuple(c for c in snap.containers if c.workload.namespace != "shop"),
         gpus=tuple(g for g in snap.gpus if g.workload.namespace != "shop"),
         pod_labels={w: v for w, v in snap.pod_labels.items() if w.namespace != "shop"},
-        skipped=(*snap.skipped, Skipped("namespace/shop", "answer too large")),
+        skipped=(*snap.skipped, Skipped(Subject.of_namespace("shop"), "answer too large")),
     )
     assert apply_scope(failed, Scope(namespaces=("shop",))).unmatched_scope == ()
     unmatched = ("namespace 'shop' matched no workload",)
     unseen = dataclasses.replace(failed, skipped=snap.skipped)
     assert apply_scope(unseen, Scope(namespaces=("shop",))).unmatched_scope == unmatched
-    empty = dataclasses.replace(failed, skipped=(*snap.skipped, Skipped("namespace/shop", NO_SERIES)))
+    quiet = Skipped(Subject.of_namespace("shop"), NO_SERIES)
+    empty = dataclasses.replace(failed, skipped=(*snap.skipped, quiet))
     assert apply_scope(empty, Scope(namespaces=("shop",))).unmatched_scope == unmatched
 
 
