@@ -37,6 +37,7 @@ from podsizer.api.quantity import parse
 from podsizer.api.resource import ContainerRecommendation, Recommendation
 from podsizer.keys import EXCLUDE_KEY
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.plan_reasons import adjustments, shown_reason
 from podsizer.plan_view import ContainerPlan, WorkloadPlan
 from podsizer.podspec import Field
 from podsizer.policy import PlanPolicy
@@ -95,7 +96,8 @@ def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> Con
         recommended_limits=_quantities(c.limits),
         confidence=c.confidence,
         low_confidence=c.low_confidence,
-        reason=c.reason,
+        reason=shown_reason(c.reason, plan, c.name),
+        adjusted=adjustments(plan, c.name) if plan is not None else (),
         current_limits=_values(cp, "limits", after=False),
         planned_requests=_values(cp, "requests", after=True),
         planned_limits=_values(cp, "limits", after=True),
@@ -273,9 +275,9 @@ def _pod_charts(
             limit = pod.limits.get(s.container, {}).get(resource)
             if limit is not None and resource == "memory":
                 refs.append(Reference(f"{s.container} limit", limit))
-            rec = recs.get(s.container)
-            if rec is not None and resource in rec.recommended_requests:
-                refs.append(Reference(f"{s.container} recommended", rec.recommended_requests[resource]))
+            row_c = recs.get(s.container)  # what a new pod of the workload gets: the plan's, not the estimate
+            if row_c is not None and row_c.planned_requests.get(resource, 0.0) > 0:
+                refs.append(Reference(f"{s.container} new request", row_c.planned_requests[resource]))
         lines = tuple(Line(s.container, s.timestamps, getattr(s, attr)) for s in containers)
         if lines:
             charts.append(

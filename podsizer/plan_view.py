@@ -63,6 +63,7 @@ class WorkloadPlan:
     plan: PodPlan
     containers: tuple[ContainerPlan, ...]
     resolved: Resolved  # what the pod template's metadata decided (mode and where from, opt-ins)
+    policy: PlanPolicy  # the policy it was planned under (the reasons name its factor and ceilings)
 
     def container(self, name: str) -> ContainerPlan | None:
         return next((c for c in self.containers if c.current.name == name), None)
@@ -148,4 +149,4 @@ def plan_workload(
         by_name[change.container].append(change)
     ordered = sorted(current, key=lambda c: not c.init)  # init containers first, as in the template
     containers = tuple(ContainerPlan(c, tuple(by_name[c.name])) for c in ordered)
-    return WorkloadPlan(rec, plan, containers, resolved)
+    return WorkloadPlan(rec, plan, containers, resolved, policy)

@@ -19,6 +19,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.bounds import policy_for
 from podsizer.owners import Skipped
+from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN
 from podsizer.settings import RecommenderSettings, add_arguments
 from podsizer.sizing_policy import SizingPolicy
@@ -301,6 +302,7 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> st
         out.append(f"  {c.name}: confidence {c.confidence:.2f}{low}")
         out += _para("reason: ", c.reason, "    ")
         out.append(f"    recommended: requests {_pairs(dict(c.requests))}; limits {_pairs(dict(c.limits))}")
+        out += _adjusted_lines(report, rec, c.name)
         out += _gpu_line(report, rec, c.name)
         for scope, b in bounds_of(rec, c.name).items():
             out.append(f"    bounds ({scope}): min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}")
@@ -314,6 +316,13 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> st
     out.append(f"  confidence threshold {p['confidenceThreshold']}{runs}")
     out += _gpu(rec) + _cost_text(report, rec) + _plan_text(report, rec)
     return "\n".join(out) + "\n"
+
+
+def _adjusted_lines(report: Report, rec: Recommendation, name: str) -> list[str]:
+    """What the pod plan writes other than the estimate, and why (the rules that moved each value)."""
+    plan = report.plan(rec)
+    moved = adjustments(plan, name) if plan is not None else ()
+    return [line for a in moved for line in _para("plan: ", a.describe(), "    ")]
 
 
 def _gpu_line(report: Report, rec: Recommendation, name: str) -> list[str]:

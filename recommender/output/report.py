@@ -30,6 +30,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.modes import Meta
 from podsizer.owners import Skipped
+from podsizer.plan_reasons import adjustments, shown_reason
 from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan, plan_workload
 from podsizer.podspec import CurrentResources, Field, quantity
 from podsizer.policy import PlanPolicy
@@ -217,9 +218,13 @@ def shows_cluster(report: Report) -> bool:
 
 
 def plan_record(report: Report, rec: Recommendation) -> dict[str, object]:
-    """The `plan` key of an item: the pod plan's record, or the skip when the containers are unknown."""
+    """The `plan` key of an item: the pod plan's record and `adjusted` (each value it writes other than
+    the estimate, and why), or the skip when the containers are unknown."""
     plan = report.plan(rec)
-    return plan.record() if plan is not None else {"skip": UNKNOWN_CURRENT}
+    if plan is None:
+        return {"skip": UNKNOWN_CURRENT}
+    moved = [a.to_json() for c in plan.containers for a in adjustments(plan, c.current.name)]
+    return {**plan.record(), "adjusted": moved}
 
 
 def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
@@ -412,7 +417,7 @@ def render_table(report: Report, width: int | None = None) -> str:
                     mode_cell(plan),
                     rec.sizing_mode,
                     conf,
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                 ]
             )
     out: list[str] = []
@@ -558,7 +563,7 @@ def render_csv(report: Report) -> str:
                     ),
                     f"{c.confidence:.4f}",
                     str(c.low_confidence).lower(),
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                     rec.target.cluster,
                 ]
             )

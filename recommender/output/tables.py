@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC
 
 from podsizer.api.resource import ContainerRecommendation
+from podsizer.plan_reasons import shown_reason
 from podsizer.plan_view import WorkloadPlan
 from podsizer.podspec import Field
 from podsizer.resources import CPU, MEMORY
@@ -79,7 +80,7 @@ def recommendations(report: Report) -> Table:
                     mode_cell(plan),
                     rec.sizing_mode,
                     confidence_cell(c),
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                 )
             )
     return Table("Recommendations", REC_HEADER, tuple(rows), frozenset({9}), detail_last=True)
