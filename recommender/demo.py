@@ -26,15 +26,14 @@ from prometheus_client import CollectorRegistry
 from podsizer.api import WorkloadRef
 from podsizer.api.quantity import format_resource
 from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY, MODE_KEY
-from podsizer.policy import PlanPolicy
+from podsizer.settings import RecommenderSettings
+from recommender.commands import one_run
 from recommender.input.demo import build_demo_dataset
-from recommender.model.aggregate import aggregate, owner_graph
+from recommender.model.aggregate import owner_graph
 from recommender.model.raw import PodInfo, RawDataset
-from recommender.output.report import Report, render
+from recommender.output.report import render
 from recommender.output.store import JsonFileStore
-from recommender.sizing.cost import PriceTable
-from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
+from recommender.wiring import Wiring
 
 DEFAULT_WORKLOAD = "shop/Deployment/storefront"
 
@@ -202,15 +201,15 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     out.mkdir(parents=True, exist_ok=True)
 
     print("== 1. Recommendations from the built-in demo data set (7 days of a cluster)\n")
-    raw = build_demo_dataset(now)
-    snapshot = aggregate(raw, source="demo")
-    policy = SizingPolicy()
-    result = recommend(snapshot, policy, PriceTable.for_policy(policy), now)
-    # the webhook below runs with the default settings, hence the default pod-plan policy
-    print(render(Report.of(result, snapshot, PlanPolicy()), "table"))
     store_file = out / "recommendations.json"
-    JsonFileStore(store_file).put_many(list(result.recommendations))
-    print(f"\nWrote {len(result.recommendations)} Recommendations to {store_file}")
+    # `podsizer recommend --source demo` with the default settings (the webhook below runs with them too)
+    run_settings = RecommenderSettings(source="demo", store_file=store_file)
+    result = one_run(run_settings, Wiring(clock=lambda: now), None, progress=False)
+    print(render(result.report, "table"), end="")
+    recommendations = list(result.run.recommendations)
+    JsonFileStore(store_file).put_many(recommendations)
+    print(f"\nWrote {len(recommendations)} Recommendations to {store_file}")
+    raw = build_demo_dataset(now)  # the data set the run read: the pods to admit come from it
 
     try:
         info = _pod_of(raw, target)
@@ -265,7 +264,7 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
         server.stop()
     return DemoResult(
         store_file=store_file,
-        recommendations=len(result.recommendations),
+        recommendations=len(recommendations),
         auto_pod=auto["pod"],
         dry_run_pod=dry["pod"],
         created_pod=_pod_as_created(info, None),
