@@ -99,8 +99,9 @@ class OneRun:
 def one_run(
     settings: RecommenderSettings, wiring: Wiring, store: RecommendationStore | None, progress: bool
 ) -> OneRun:
-    """Collect the window from the source, size it (with the store's bounds) and build the report; the
-    window ends at as_of when set (backtesting), else now."""
+    """Collect the window from the source, size it (with the users' bounds of `store`, else of the store
+    in force where there is one) and build the report; the window ends at as_of when set (backtesting),
+    else now."""
     from recommender.input.prometheus.preflight import check_source
 
     now = settings.as_of or wiring.clock()

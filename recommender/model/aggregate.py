@@ -751,6 +751,6 @@ def aggregate(
         skipped=tuple(res.skipped.values()),
         source=source,
         pod_labels={w: dict(p.labels) for w, p in templates.items()},
-        pod_annotations={w: ours(p.annotations) for w, p in templates.items() if ours(p.annotations)},
+        pod_annotations={w: a for w, p in templates.items() if (a := ours(p.annotations))},
     )
     return snapshot_in(snapshot, raw.cluster)  # every workload in the dataset's cluster
