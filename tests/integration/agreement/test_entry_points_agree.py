@@ -205,7 +205,10 @@ def test_a_workload_whose_pods_all_opt_out_is_excluded_by_every_entry_point(tmp_
     env = environment(tmp_path, {"PODSIZER_DEFAULT_MODE": "auto"})
     shown = ep.recommend(env, tmp_path)[STOREFRONT]
     assert shown == ep.Said("excluded", "excluded-pod", frozenset())
-    assert ep.explain(env, tmp_path, [STOREFRONT])[STOREFRONT] == shown
-    assert ep.console(env, tmp_path)[STOREFRONT] == shown
     case = case_of(STOREFRONT, next(p for p in pods if p.name.startswith("storefront-")), END)
-    assert ep.webhook(env, tmp_path, [case])[STOREFRONT] == ep.Said("", "not-patched", frozenset())
+    with ThreadPoolExecutor(3) as pool:
+        explained = pool.submit(ep.explain, env, tmp_path, [STOREFRONT])
+        console = pool.submit(ep.console, env, tmp_path)
+        webhook = pool.submit(ep.webhook, env, tmp_path, [case])
+        assert explained.result()[STOREFRONT] == console.result()[STOREFRONT] == shown
+        assert webhook.result()[STOREFRONT] == ep.Said("", "not-patched", frozenset())
