@@ -32,19 +32,21 @@ from console.data import (
     WorkloadRow,
 )
 from console.prices import resource_price
-from podsizer import modes
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import parse
 from podsizer.api.resource import ContainerRecommendation, Recommendation
+from podsizer.keys import EXCLUDE_KEY
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
-from podsizer.plan_view import ContainerPlan, WorkloadPlan, plan_workload
-from podsizer.podspec import CurrentResources, Field
-from podsizer.policy import Mode as PlanMode
+from podsizer.plan_reasons import adjustments, shown_reason
+from podsizer.plan_view import ContainerPlan, WorkloadPlan
+from podsizer.podspec import Field
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
+from podsizer.subject import Subject
 from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
 from recommender.model.aggregate import gpu_activity
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
+from recommender.output.report import Report
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
 
@@ -61,41 +63,12 @@ def _graph(raw: RawDataset) -> OwnerGraph:
     )
 
 
-def _representative(pods: Sequence[PodInfo], policy: PlanPolicy) -> tuple[PodInfo, modes.Resolved] | None:
-    """The pod that stands for the workload's template (its pods share it), with what its metadata
-    resolves to: the first (by name) that opts out, else the first that sets a mode, else the first."""
-    found = [(p, modes.resolve(policy, _meta(p))) for p in sorted(pods, key=lambda p: p.name)]
-    return (
-        next((f for f in found if f[1].excluded_by is not None), None)
-        or next((f for f in found if f[1].mode_source != "default"), None)
-        or (found[0] if found else None)
-    )
-
-
-def _meta(pod: PodInfo) -> modes.Meta:
-    return modes.Meta(pod.labels, pod.annotations)
-
-
-def _shown_mode(resolved: modes.Resolved) -> tuple[Mode, str]:
+def shown_mode(plan: WorkloadPlan) -> tuple[Mode, str]:
+    """The mode the webhook resolves for the workload's pod template and where it comes from."""
+    resolved = plan.resolved
     if resolved.excluded_by is not None:
-        return "excluded", f"{modes.EXCLUDE_KEY} on the pod"
+        return "excluded", f"{EXCLUDE_KEY} on the {resolved.excluded_by}"
     return resolved.mode, resolved.describe()
-
-
-def workload_mode(pods: Sequence[PodInfo], default: PlanMode) -> tuple[Mode, str]:
-    """The webhook's decision for the workload's pods, by podsizer.modes.resolve: "excluded" when a pod
-    opts out, else the first pod (by name) that sets a mode, else the default."""
-    chosen = _representative(pods, PlanPolicy(default_mode=default))
-    return _shown_mode(chosen[1]) if chosen is not None else (default, "default")
-
-
-def _current(pod: PodInfo, rec: Recommendation) -> list[CurrentResources]:
-    """The pod's containers (and the recommendation's) with their requests/limits today."""
-    names = dict.fromkeys([*pod.requests, *pod.limits, *(c.name for c in rec.containers)])
-    return [
-        CurrentResources.of(n, pod.requests.get(n, {}), pod.limits.get(n, {}), n in pod.init_containers)
-        for n in names
-    ]
 
 
 def _values(cp: ContainerPlan | None, fld: Field, after: bool) -> dict[str, float]:
@@ -123,7 +96,8 @@ def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> Con
         recommended_limits=_quantities(c.limits),
         confidence=c.confidence,
         low_confidence=c.low_confidence,
-        reason=c.reason,
+        reason=shown_reason(c.reason, plan, c.name),
+        adjusted=adjustments(plan, c.name) if plan is not None else (),
         current_limits=_values(cp, "limits", after=False),
         planned_requests=_values(cp, "requests", after=True),
         planned_limits=_values(cp, "limits", after=True),
@@ -167,25 +141,20 @@ def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> st
 
 
 def _workload_rows(
-    recs: Sequence[Recommendation],
+    report: Report,
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
-    policy: PlanPolicy,
     replicas: Mapping[WorkloadRef, tuple[int, str]],
     nodes: Mapping[str, NodeInfo],
 ) -> tuple[WorkloadRow, ...]:
-    """One row per Recommendation, each container as the pod plan leaves it (for the workload's pod)."""
+    """One row per Recommendation, each container as the pod plan leaves it: the plan `recommend` shows
+    (Report.plan: the snapshot's current values and pod template), so both show the same."""
     rows: list[WorkloadRow] = []
-    for rec in sorted(recs, key=lambda r: r.target):
+    policy = report.policy
+    for rec in sorted(report.recommendations, key=lambda r: r.target):
         pods = pods_of.get(rec.target, [])
-        chosen = _representative(pods, policy)
-        plan = None
-        mode: Mode = policy.default_mode
-        source = "default"
-        if chosen is not None:
-            pod, resolved = chosen
-            plan = plan_workload(rec, _current(pod, rec), policy, _meta(pod))
-            mode, source = _shown_mode(resolved)
+        plan = report.plan(rec)
+        mode, source = shown_mode(plan) if plan is not None else (policy.default_mode, "default")
         rows.append(
             WorkloadRow(
                 workload=rec.target,
@@ -306,9 +275,9 @@ def _pod_charts(
             limit = pod.limits.get(s.container, {}).get(resource)
             if limit is not None and resource == "memory":
                 refs.append(Reference(f"{s.container} limit", limit))
-            rec = recs.get(s.container)
-            if rec is not None and resource in rec.recommended_requests:
-                refs.append(Reference(f"{s.container} recommended", rec.recommended_requests[resource]))
+            row_c = recs.get(s.container)  # what a new pod of the workload gets: the plan's, not the estimate
+            if row_c is not None and row_c.planned_requests.get(resource, 0.0) > 0:
+                refs.append(Reference(f"{s.container} new request", row_c.planned_requests[resource]))
         lines = tuple(Line(s.container, s.timestamps, getattr(s, attr)) for s in containers)
         if lines:
             charts.append(
@@ -420,7 +389,7 @@ def build_console_data(
     graph = _graph(raw)
     pods_of: dict[WorkloadRef, list[PodInfo]] = defaultdict(list)
     workload_of: dict[tuple[str, str], WorkloadRef] = {}
-    skipped: dict[str, SkippedRow] = {}
+    skipped: dict[Subject, SkippedRow] = {}
     for p in raw.pods:
         resolved = graph.resolve(p.namespace, p.name)
         if isinstance(resolved, Skipped):
@@ -429,12 +398,13 @@ def build_console_data(
         pods_of[resolved].append(p)
         workload_of[(p.namespace, p.name)] = resolved
     for s in (*snapshot.skipped, *run.skipped):
-        skipped.setdefault(s.subject, SkippedRow(s.subject, s.reason))
+        skipped.setdefault(s.subject, SkippedRow(s.subject, s.reason, s.failed))
 
     at_end = _pods_at_end(raw)
     replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
     nodes = {n.name: n for n in raw.nodes}
-    rows = _workload_rows(run.recommendations, pods_of, run, policy or PlanPolicy(), replicas, nodes)
+    report = Report.of(run, snapshot, policy or PlanPolicy())
+    rows = _workload_rows(report, pods_of, run, replicas, nodes)
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}

@@ -10,7 +10,9 @@ from typing import Literal, Protocol
 from console.prices import DEFAULT_PRICE, ResourcePrice
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import SizingMode
+from podsizer.plan_reasons import Adjustment
 from podsizer.podspec import Change
+from podsizer.subject import Subject
 from recommender.model import FloatArray
 from recommender.sizing.waste import WasteFinding
 
@@ -22,7 +24,8 @@ ChartUnit = Literal["cores", "bytes", "ratio", "MiB"]
 @dataclass(frozen=True)
 class ContainerRow:
     """One container of a workload (per pod, base units): requests/limits today, the recommendation, and
-    the values once the pod plan is applied (`planned_*`, what the webhook writes; `changes` its changes)."""
+    the values once the pod plan is applied (`planned_*`, what the webhook writes; `changes` its changes;
+    `adjusted` the values it writes other than the estimate, and why; `reason` says both)."""
 
     name: str
     current_requests: Mapping[str, float]
@@ -35,6 +38,7 @@ class ContainerRow:
     planned_requests: Mapping[str, float] = field(default_factory=dict)
     planned_limits: Mapping[str, float] = field(default_factory=dict)
     changes: tuple[Change, ...] = ()
+    adjusted: tuple[Adjustment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,10 +142,11 @@ class CostRollup:
 
 @dataclass(frozen=True)
 class SkippedRow:
-    """Something left out of the workloads (deployer/hook pods, bare pods, failed sizing), and why."""
+    """Something left out of the workloads (deployer/hook pods, bare pods) or whose sizing failed, and why."""
 
-    subject: str
+    subject: Subject
     reason: str
+    failed: bool = False
 
 
 @dataclass(frozen=True)

@@ -168,11 +168,11 @@ def store_of(
     """The store in force: crd (listed once, then watched until `stop` is set; `store_fn` replaces it in
     tests), or the json file when it exists (else None: the console computes a run from the source's data).
     """
-    from recommender.wiring import build_store, store_label
+    from recommender.wiring import build_store, store_in_force, store_label
 
     view = recommender_view(settings)
     label = f"{settings.store} {store_label(view)}"
-    if settings.store == "json" and not settings.store_file.is_file():
+    if not store_in_force(view):
         return None, f"json {settings.store_file} (absent)"
     if settings.store == "crd" and store_fn is None:
         return _watched_crd(settings, stop or threading.Event()), label + " (watched)"

@@ -28,7 +28,9 @@ from console.prices import HOURS_PER_MONTH
 from console.query import OverviewQuery, Summary, select
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
+from podsizer.plan_reasons import Rule
 from podsizer.resources import GPU
+from podsizer.subject import Subject
 from recommender.sizing.waste import WasteFinding
 
 DEFAULT_POINTS = 240
@@ -75,6 +77,22 @@ class MetaOut(BaseModel):
     cluster_name: str = Field("", description="the cluster this console is configured for (empty: unnamed)")
 
 
+class StepOut(BaseModel):
+    rule: Rule
+    text: str
+
+
+class AdjustedOut(BaseModel):
+    """A value the pod plan writes (or keeps) other than the Recommendation's estimate, and why."""
+
+    container: str
+    field: str
+    resource: str
+    estimate: str | None
+    planned: str | None
+    why: list[StepOut]
+
+
 class ContainerOut(BaseModel):
     """Per pod (base units: cores, bytes, counts): requests/limits today, the recommendation, and the
     values once the pod plan is applied (what the webhook writes); savings over all pods."""
@@ -89,9 +107,13 @@ class ContainerOut(BaseModel):
     changes: list[dict[str, str | None]] = Field(
         description="the pod plan's changes, as the podsizer.io/dry-run annotation holds them"
     )
+    adjusted: list[AdjustedOut] = Field(
+        default_factory=list,
+        description="values the pod plan writes other than the estimate, and the rules that moved them",
+    )
     confidence: float
     low_confidence: bool
-    reason: str
+    reason: str = Field(description="the sizing reason, then `plan: ...` for each adjusted value")
     cpu_cores_saved: float | None = Field(
         description="(current - planned) x current replicas; < 0: needs more"
     )
@@ -130,8 +152,13 @@ class WorkloadOut(BaseModel):
 
 
 class SkippedOut(BaseModel):
-    subject: str
+    subject: str = Field(description="what was left out, as people read it")
     reason: str
+    failed: bool = Field(False, description="its sizing failed (an error, not a skip)")
+    about: dict[str, str] = Field(
+        default_factory=dict,
+        description="its fields: cluster, namespace, kind, name, container, pod, resource, node, gpu",
+    )
 
 
 class TotalsOut(BaseModel):
@@ -367,6 +394,7 @@ def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
         planned_requests=dict(c.planned_requests),
         planned_limits=dict(c.planned_limits),
         changes=[ch.to_json() for ch in c.changes],
+        adjusted=[AdjustedOut.model_validate(a.to_json()) for a in c.adjusted],
         confidence=c.confidence,
         low_confidence=c.low_confidence,
         reason=c.reason,
@@ -517,7 +545,10 @@ def overview(data: ConsoleData, query: OverviewQuery | None = None) -> OverviewO
         ),
         facets=_facets(rows),
         workloads=[workload_out(r, f) for r, f in chosen],
-        skipped=[SkippedOut(subject=s.subject, reason=s.reason) for s in data.skipped()],
+        skipped=[
+            SkippedOut(subject=str(s.subject), reason=s.reason, failed=s.failed, about=s.subject.fields())
+            for s in data.skipped()
+        ],
     )
 
 
@@ -635,7 +666,7 @@ def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAU
     detail: PodDetail | None = data.pod_detail(namespace, name)
     if detail is None:
         skipped = next(
-            (s for s in data.skipped() if s.subject == f"{namespace}/pod/{name}"),
+            (s for s in data.skipped() if s.subject.in_cluster("") == Subject.of_pod(namespace, name)),
             None,
         )
         why = f": {skipped.reason}" if skipped is not None else ""

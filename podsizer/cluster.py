@@ -18,6 +18,7 @@ from podsizer.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef
 from podsizer.api.index import RecommendationIndex
 from podsizer.api.quantity import parse
 from podsizer.informer import Informer, WatchLike
+from podsizer.keys import ours
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import UNCONTROLLED, ControllerRef, controller_of
 from podsizer.resources import CPU, GPU, MEMORY
@@ -26,8 +27,6 @@ from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 log = logging.getLogger("podsizer.cluster")
 
 
-PREFIX = "podsizer.io/"  # the only labels/annotations the caches keep (mode, exclude, gpu, ...)
-_EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -40,21 +39,12 @@ class ObjectMeta:
     replicas: int | None = None
 
 
-def _ours(raw: object) -> Mapping[str, str]:
-    """The podsizer.io/ keys of a label or annotation map (others, e.g. last-applied-configuration, are
-    never read and would cost memory for every watched workload)."""
-    if not isinstance(raw, Mapping):
-        return _EMPTY
-    kept = {str(k): str(v) for k, v in raw.items() if str(k).startswith(PREFIX)}
-    return MappingProxyType(kept) if kept else _EMPTY
-
-
 def _meta_of(obj: Mapping[str, Any]) -> ObjectMeta:
     m = obj.get("metadata") or {}
     spec = obj.get("spec")
     replicas = spec.get("replicas") if isinstance(spec, Mapping) else None
     count = replicas if type(replicas) is int else None
-    return ObjectMeta(_ours(m.get("labels")), _ours(m.get("annotations")), count)
+    return ObjectMeta(ours(m.get("labels")), ours(m.get("annotations")), count)
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:

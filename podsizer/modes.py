@@ -10,16 +10,15 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from podsizer.api import WorkloadRef
-from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
+from podsizer.keys import ALLOW_SINGLE_REPLICA_KEY as ALLOW_SINGLE_REPLICA_KEY
+from podsizer.keys import EXCLUDE_KEY as EXCLUDE_KEY
+from podsizer.keys import GPU_KEY as GPU_KEY
+from podsizer.keys import MODE_KEY as MODE_KEY
+from podsizer.keys import UPDATE_MODE_KEY as UPDATE_MODE_KEY
 from podsizer.policy import MODES, Mode, PlanPolicy
 
 log = logging.getLogger("podsizer.modes")
-
-MODE_KEY = "podsizer.io/mode"
-EXCLUDE_KEY = "podsizer.io/exclude"
-GPU_KEY = "podsizer.io/gpu"
-UPDATE_MODE_KEY = "podsizer.io/update-mode"
-ALLOW_SINGLE_REPLICA_KEY = "podsizer.io/allow-single-replica"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 GPU_CHOICES = ("keep", "resize")
 Scope = Literal["pod", "workload", "namespace"]

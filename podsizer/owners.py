@@ -45,6 +45,7 @@ from typing import Protocol
 
 from podsizer.api.identity import WorkloadRef, is_deployer_or_hook_pod
 from podsizer.modes import MIRROR_ANNOTATION
+from podsizer.subject import Subject
 
 POD_TEMPLATE_HASH = "pod-template-hash"
 ROLLOUT_TEMPLATE_HASH = "rollouts-pod-template-hash"
@@ -79,10 +80,12 @@ _CRONJOB_RUN = re.compile(r"^(.+)-\d+$")  # <cronjob>-<scheduled time in minutes
 
 @dataclass(frozen=True)
 class Skipped:
-    """Something a source or policy left out, with a reason a person can read."""
+    """Something a source or policy left out, or that failed (`failed`: a sizing error, not a skip), with
+    a reason a person can read; code reads the subject's fields, never the reason's words."""
 
-    subject: str
+    subject: Subject
     reason: str
+    failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +285,7 @@ def _from_dc_marker(
 
 
 def _skip(pod: PodFacts, reason: str) -> Skipped:
-    return Skipped(f"{pod.namespace}/pod/{pod.name}", reason)
+    return Skipped(Subject.of_pod(pod.namespace, pod.name or ""), reason)
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,15 @@ from typing import Literal
 
 from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import format_resource
-from podsizer.bounds import BoundsError, clip_count, limits_of, policy_for
+from podsizer.bounds import BoundsError, clip, clip_count, policy_for
+from podsizer.keys import APPLIED_KEY as APPLIED_KEY
+from podsizer.keys import DRY_RUN_KEY as DRY_RUN_KEY
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
 from podsizer.plausibility import Guard, Replan, guard_changes
 from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 from podsizer.resources import CPU_MEMORY, GPU, is_mig
-
-APPLIED_KEY = "podsizer.io/applied"  # auto mode: what changed, from which Recommendation
-DRY_RUN_KEY = "podsizer.io/dry-run"  # dry-run: exactly the changes auto mode would make
 
 SkipReason = Literal[
     "excluded-pod",
@@ -202,14 +201,10 @@ def _cpu_memory(
             target = quantity(cr.requests.get(resource))
             if target is None or target <= 0:
                 continue
-            lo, hi = limits_of(resource, user, slot.name)
             value = float(target)
             if value == math.inf:
                 continue  # beyond any float: the plausibility guard names it
-            if lo is not None:
-                value = max(value, lo)
-            if hi is not None:
-                value = min(value, hi)
+            value = clip(resource, value, user, slot.name).value  # raises BoundsError for min > max
             recommended = quantity(cr.limits.get(resource))
             out.extend(_one(slot, resource, value, recommended, policy.limit_policy))
     return out

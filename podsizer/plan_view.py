@@ -10,13 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from podsizer.api import ContainerRecommendation, Recommendation
-from podsizer.modes import Metadata
-from podsizer.plan import EXCLUDED, PodPlan, change_record, plan_pod
+from podsizer.keys import GPU_KEY
+from podsizer.modes import Metadata, Resolved, resolve
+from podsizer.plan import EXCLUDED, PodPlan, change_record, plan_pod, pod_metadata
 from podsizer.podspec import Change, CurrentResources, Field, pod_template, quantity
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig
 
-GPU_OPT_IN = "podsizer.io/gpu: resize"
+GPU_OPT_IN = f"{GPU_KEY}: resize"
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class WorkloadPlan:
     rec: Recommendation
     plan: PodPlan
     containers: tuple[ContainerPlan, ...]
+    resolved: Resolved  # what the pod template's metadata decided (mode and where from, opt-ins)
+    policy: PlanPolicy  # the policy it was planned under (the reasons name its factor and ceilings)
 
     def container(self, name: str) -> ContainerPlan | None:
         return next((c for c in self.containers if c.current.name == name), None)
@@ -139,9 +142,11 @@ def plan_workload(
     template = pod_template(
         current, meta.annotations if meta is not None else None, meta.labels if meta is not None else None
     )
-    plan = plan_pod(template, rec, policy)
+    resolved = resolve(policy, pod_metadata(template))
+    plan = plan_pod(template, rec, policy, resolved)
     by_name: Mapping[str, list[Change]] = {c.name: [] for c in current}
     for change in plan.changes:
         by_name[change.container].append(change)
     ordered = sorted(current, key=lambda c: not c.init)  # init containers first, as in the template
-    return WorkloadPlan(rec, plan, tuple(ContainerPlan(c, tuple(by_name[c.name])) for c in ordered))
+    containers = tuple(ContainerPlan(c, tuple(by_name[c.name])) for c in ordered)
+    return WorkloadPlan(rec, plan, containers, resolved, policy)

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from podsizer.api.quantity import MIB
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY as ALLOW_LARGE_CHANGE_KEY
 from podsizer.resources import CPU, GPU, MEMORY
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from podsizer.podspec import Change, ContainerSlot, Section
     from podsizer.policy import LimitPolicy, PlanPolicy
 
-ALLOW_LARGE_CHANGE_KEY = "podsizer.io/allow-large-change"
 DEFAULT_MAX_CPU_CORES = 256.0  # the largest common cloud nodes (e.g. 192-224 vCPU) fit below it
 DEFAULT_MAX_MEMORY_BYTES = float(4 * 2**40)  # 4Ti: the largest common nodes hold 2-4 TiB
 DEFAULT_MAX_GPUS = 16.0  # 8-GPU nodes are the norm; 16 leaves room for 16-GPU systems

@@ -31,7 +31,7 @@ from recommender.output.report import FORMATS, Report, merge_reports, render
 from recommender.output.store.base import RecommendationStore, StoreError, writable
 from recommender.progress import ProgressPrinter
 from recommender.runner import Bounds, RecommendFn, Runner, RunOutput, merge_runs, run_in
-from recommender.wiring import Wiring, dcgm_of, sample_rejections, store_label
+from recommender.wiring import Wiring, dcgm_of, sample_rejections, store_in_force, store_label
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -99,8 +99,9 @@ class OneRun:
 def one_run(
     settings: RecommenderSettings, wiring: Wiring, store: RecommendationStore | None, progress: bool
 ) -> OneRun:
-    """Collect the window from the source, size it (with the store's bounds) and build the report; the
-    window ends at as_of when set (backtesting), else now."""
+    """Collect the window from the source, size it (with the users' bounds of `store`, else of the store
+    in force where there is one) and build the report; the window ends at as_of when set (backtesting),
+    else now."""
     from recommender.input.prometheus.preflight import check_source
 
     now = settings.as_of or wiring.clock()
@@ -111,6 +112,8 @@ def one_run(
     prices = wiring.prices(settings)
     printer = ProgressPrinter(sys.stderr, sys.stderr.isatty()) if progress else None
     try:
+        if store is None and store_in_force(settings):
+            store = wiring.store(settings, None)  # only read: the users' bounds, as the console reads them
         bounds = store.bounds() if store is not None else {}
         dcgm = dcgm_of(source)
         if dcgm is not None:

@@ -25,15 +25,15 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import WorkloadRef
 from podsizer.api.quantity import format_resource
-from podsizer.policy import PlanPolicy
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY, MODE_KEY
+from podsizer.settings import RecommenderSettings
+from recommender.commands import one_run
 from recommender.input.demo import build_demo_dataset
-from recommender.model.aggregate import aggregate, owner_graph
+from recommender.model.aggregate import owner_graph
 from recommender.model.raw import PodInfo, RawDataset
-from recommender.output.report import Report, render
+from recommender.output.report import render
 from recommender.output.store import JsonFileStore
-from recommender.sizing.cost import PriceTable
-from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
+from recommender.wiring import Wiring
 
 DEFAULT_WORKLOAD = "shop/Deployment/storefront"
 
@@ -78,7 +78,7 @@ def _pod_as_created(info: PodInfo, mode: str | None) -> dict[str, Any]:
     """The pod object a ReplicaSet/RC controller would send to admission: generateName, no name."""
     annotations = dict(info.annotations)
     if mode is not None:
-        annotations["podsizer.io/mode"] = mode
+        annotations[MODE_KEY] = mode
     metadata: dict[str, Any] = {
         "namespace": info.namespace,
         "labels": dict(info.labels),
@@ -201,15 +201,15 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     out.mkdir(parents=True, exist_ok=True)
 
     print("== 1. Recommendations from the built-in demo data set (7 days of a cluster)\n")
-    raw = build_demo_dataset(now)
-    snapshot = aggregate(raw, source="demo")
-    policy = SizingPolicy()
-    result = recommend(snapshot, policy, PriceTable.for_policy(policy), now)
-    # the webhook below runs with the default settings, hence the default pod-plan policy
-    print(render(Report.of(result, snapshot, PlanPolicy()), "table"))
     store_file = out / "recommendations.json"
-    JsonFileStore(store_file).put_many(list(result.recommendations))
-    print(f"\nWrote {len(result.recommendations)} Recommendations to {store_file}")
+    # `podsizer recommend --source demo` with the default settings (the webhook below runs with them too)
+    run_settings = RecommenderSettings(source="demo", store_file=store_file)
+    result = one_run(run_settings, Wiring(clock=lambda: now), None, progress=False)
+    print(render(result.report, "table"), end="")
+    recommendations = list(result.run.recommendations)
+    JsonFileStore(store_file).put_many(recommendations)
+    print(f"\nWrote {len(recommendations)} Recommendations to {store_file}")
+    raw = build_demo_dataset(now)  # the data set the run read: the pods to admit come from it
 
     try:
         info = _pod_of(raw, target)
@@ -240,12 +240,12 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
             auto = _admit(client, url, _pod_as_created(info, "auto"), "demo-auto")
             _show_resources("as created by the controller", _pod_as_created(info, "auto"))
             _show_resources("as stored after admission", auto["pod"])
-            applied = auto["pod"]["metadata"]["annotations"].get("podsizer.io/applied")
+            applied = auto["pod"]["metadata"]["annotations"].get(APPLIED_KEY)
             print(f"  podsizer.io/applied: {applied}")
 
             print(f"\n-- dry-run mode (the default): the same pod of {target}")
             dry = _admit(client, url, _pod_as_created(info, None), "demo-dry-run")
-            annotation = dry["pod"]["metadata"]["annotations"].get("podsizer.io/dry-run")
+            annotation = dry["pod"]["metadata"]["annotations"].get(DRY_RUN_KEY)
             unchanged = dry["pod"]["spec"] == _pod_as_created(info, None)["spec"]
             print(f"  resources unchanged: {unchanged}")
             print(f"  podsizer.io/dry-run: {annotation}")
@@ -264,7 +264,7 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
         server.stop()
     return DemoResult(
         store_file=store_file,
-        recommendations=len(result.recommendations),
+        recommendations=len(recommendations),
         auto_pod=auto["pod"],
         dry_run_pod=dry["pod"],
         created_pod=_pod_as_created(info, None),

@@ -19,6 +19,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.bounds import policy_for
 from podsizer.owners import Skipped
+from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN
 from podsizer.settings import RecommenderSettings, add_arguments
 from podsizer.sizing_policy import SizingPolicy
@@ -36,9 +37,11 @@ WIDTH = 100
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "workload",
+        "workloads",
+        nargs="+",
         metavar="[CLUSTER:]NAMESPACE/KIND/NAME",
-        help="the workload (NAMESPACE/NAME if unique; the cluster when several clusters were sized)",
+        help="the workload (NAMESPACE/NAME if unique; the cluster when several clusters were sized); "
+        "several: one run explains them all (json: a list)",
     )
     parser.add_argument("--cluster", default="", help="the workload's cluster (instead of a CLUSTER: prefix)")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="default: text")
@@ -47,7 +50,7 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:
-    """Run once like `recommend`, then print the one workload's explanation."""
+    """Run once like `recommend`, then print each workload's explanation (nothing when one is unknown)."""
     settings = load_settings(args)
     try:
         result = one_run(settings, wiring, None, progress=not args.no_progress)
@@ -55,21 +58,22 @@ def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> in
         print(f"podsizer explain: {exc}", file=sys.stderr)
         return 1
     report = result.report
-    hits = matches(report.recommendations, args.workload, args.cluster)
-    if len(hits) > 1:
-        print(ambiguous(hits, args.workload), file=sys.stderr)
-        return 2
-    rec = hits[0] if hits else None
-    if rec is None:
-        print(not_found(report, args.workload), file=sys.stderr)
+    index = Index(report.recommendations)
+    found: list[Recommendation] = []
+    for wanted in args.workloads:
+        hits = index.matches(wanted, args.cluster)
+        if len(hits) != 1:
+            print(ambiguous(hits, wanted) if hits else not_found(report, wanted), file=sys.stderr)
+        found += hits[:1] if len(hits) == 1 else []
+    if len(found) != len(args.workloads):
         return 2
     policy = settings.to_sizing_policy()
     if args.output == "json":
-        sys.stdout.write(
-            orjson.dumps(explanation(report, rec, policy), option=orjson.OPT_INDENT_2).decode() + "\n"
-        )
+        docs = [explanation(report, rec, policy) for rec in found]
+        shown = docs[0] if len(docs) == 1 else docs
+        sys.stdout.write(orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        sys.stdout.write(render_text(report, rec, policy))
+        sys.stdout.write("\n".join(render_text(report, rec, policy) for rec in found))
     return empty_scope_status("explain", settings, result.unmatched)
 
 
@@ -85,23 +89,38 @@ def split_cluster(wanted: str, cluster: str = "") -> tuple[str, str]:
     return (head, rest) if sep and "/" not in head else (cluster, wanted)
 
 
+class Index:
+    """A run's Recommendations by NAMESPACE/KIND/NAME and NAMESPACE/NAME, so many lookups cost one pass."""
+
+    def __init__(self, recs: Sequence[Recommendation]) -> None:
+        self.full: dict[tuple[str, str, str], list[Recommendation]] = {}
+        self.short: dict[tuple[str, str], list[Recommendation]] = {}
+        for r in recs:
+            self.full.setdefault((r.namespace, r.target.kind.lower(), r.target.name), []).append(r)
+            self.short.setdefault((r.namespace, r.target.name), []).append(r)
+
+    def matches(self, wanted: str, cluster: str = "") -> list[Recommendation]:
+        """The workloads `wanted` names: NAMESPACE/KIND/NAME (kind in any case), or NAMESPACE/NAME when one
+        workload of a cluster has that name; in the cluster given (prefix or `cluster`), else in any
+        cluster (more than one hit: ambiguous)."""
+        cluster, wanted = split_cluster(wanted, cluster)
+        parts = wanted.strip("/").split("/")
+        if len(parts) == 3:
+            ns, kind, name = parts
+            hits = self.full.get((ns, kind.lower(), name), [])
+        elif len(parts) == 2:
+            hits = self.short.get((parts[0], parts[1]), [])
+        else:
+            return []
+        hits = [r for r in hits if not cluster or r.target.cluster == cluster]
+        if len(parts) == 2 and len({r.target.cluster for r in hits}) != len(hits):
+            return []  # a name of two kinds in one cluster: unclear
+        return hits
+
+
 def matches(recs: Sequence[Recommendation], wanted: str, cluster: str = "") -> list[Recommendation]:
-    """The workloads `wanted` names: NAMESPACE/KIND/NAME (kind in any case), or NAMESPACE/NAME when one
-    workload of a cluster has that name; in the cluster given (prefix or `cluster`), else in any cluster
-    (more than one hit: ambiguous)."""
-    cluster, wanted = split_cluster(wanted, cluster)
-    parts = wanted.strip("/").split("/")
-    recs = [r for r in recs if not cluster or r.target.cluster == cluster]
-    if len(parts) == 3:
-        ns, kind, name = parts
-        return [
-            r for r in recs if (r.namespace, r.target.kind.lower(), r.target.name) == (ns, kind.lower(), name)
-        ]
-    if len(parts) == 2:
-        hits = [r for r in recs if (r.namespace, r.target.name) == tuple(parts)]
-        per_cluster = {r.target.cluster for r in hits}
-        return hits if len(per_cluster) == len(hits) else []  # a name of two kinds in one cluster: unclear
-    return []
+    """The workloads `wanted` names (Index.matches)."""
+    return Index(recs).matches(wanted, cluster)
 
 
 def find(recs: Sequence[Recommendation], wanted: str, cluster: str = "") -> Recommendation | None:
@@ -142,12 +161,15 @@ def not_found(report: Report, wanted: str) -> str:
 
 
 def _skipped_matches(s: Skipped, wanted: str) -> bool:
+    """The skipped subject is (or is in) the workload `wanted` names: its cluster when given, namespace,
+    kind when given (any case) and name."""
     cluster, rest = split_cluster(wanted)
-    subject_cluster, subject = split_cluster(s.subject)
-    if cluster and cluster != subject_cluster:
-        return False
     parts = rest.strip("/").split("/")
-    return subject.startswith(parts[0] + "/") and subject.rsplit("/", 1)[-1] == parts[-1]
+    subject = s.subject
+    if (cluster and cluster != subject.cluster) or len(parts) not in (2, 3):
+        return False
+    kind = parts[1].lower() if len(parts) == 3 else subject.kind.lower()
+    return (subject.namespace, subject.kind.lower(), subject.name) == (parts[0], kind, parts[-1])
 
 
 # --- the explanation -----------------------------------------------------------------------------
@@ -298,6 +320,7 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> st
         out.append(f"  {c.name}: confidence {c.confidence:.2f}{low}")
         out += _para("reason: ", c.reason, "    ")
         out.append(f"    recommended: requests {_pairs(dict(c.requests))}; limits {_pairs(dict(c.limits))}")
+        out += _adjusted_lines(report, rec, c.name)
         out += _gpu_line(report, rec, c.name)
         for scope, b in bounds_of(rec, c.name).items():
             out.append(f"    bounds ({scope}): min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}")
@@ -311,6 +334,13 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> st
     out.append(f"  confidence threshold {p['confidenceThreshold']}{runs}")
     out += _gpu(rec) + _cost_text(report, rec) + _plan_text(report, rec)
     return "\n".join(out) + "\n"
+
+
+def _adjusted_lines(report: Report, rec: Recommendation, name: str) -> list[str]:
+    """What the pod plan writes other than the estimate, and why (the rules that moved each value)."""
+    plan = report.plan(rec)
+    moved = adjustments(plan, name) if plan is not None else ()
+    return [line for a in moved for line in _para("plan: ", a.describe(), "    ")]
 
 
 def _gpu_line(report: Report, rec: Recommendation, name: str) -> list[str]:

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("podsizer.runner")
 
-SIZING_FAILED_PREFIX = "sizing failed"
-"""Skipped entries whose reason starts with this are sizing errors (the engine's wording), not skips."""
-
 Bounds = Mapping[WorkloadRef, tuple[ContainerPolicy, ...]]
 
 
@@ -203,7 +200,7 @@ class Runner:
                 m.workloads_processed.labels(outcome="recommended").inc(result.written)
                 m.workloads_processed.labels(outcome="failed").inc(failed)
                 m.workloads_processed.labels(outcome="skipped").inc(
-                    sum(1 for s in result.skipped if not s.reason.startswith(SIZING_FAILED_PREFIX))
+                    sum(1 for s in result.skipped if not s.failed)
                 )
             if result.ok and result.wrote_store:
                 m.last_success.set(self.clock().timestamp())
@@ -228,11 +225,7 @@ class Runner:
         # a crd store takes its cluster's only (several clusters into it without a name: SettingsError)
         recs = tuple(writable(self.store, output.recommendations)[0])
         skipped = tuple(output.skipped)
-        errors = [
-            RunError("sizing", s.subject, s.reason)
-            for s in skipped
-            if s.reason.startswith(SIZING_FAILED_PREFIX)
-        ]
+        errors = [RunError("sizing", str(s.subject), s.reason) for s in skipped if s.failed]
         if not self._is_leader():
             result = done(
                 ok=False,

@@ -10,15 +10,18 @@ from podsizer.scope import KeyAlias, Scope
 from recommender.model import NO_SERIES, UsageSnapshot
 
 
-def _skipped_namespace(s: Skipped) -> str:
-    """The namespace a skipped subject belongs to: 'namespace/<ns>' or '<ns>/...'."""
-    head, _, rest = s.subject.partition("/")
-    return rest.split("/", 1)[0] if head == "namespace" else head
+def skipped_in_scope(s: Skipped, scope: Scope) -> bool:
+    """A skipped subject is in scope by its namespace (a GPU on no pod has none) and, where it names a
+    workload, that workload's kind."""
+    workload = s.subject.workload
+    kind_ok = workload is None or not scope.kinds or workload.kind in scope.kinds
+    return kind_ok and scope.matches_namespace(s.subject.namespace)
 
 
 def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | None = None) -> UsageSnapshot:
-    """The snapshot's workloads in `scope` (containers, GPUs, autoscalers, demand, labels; skipped entries
-    by namespace), with `unmatched_scope` naming what matched none of the workloads the source saw."""
+    """The snapshot's workloads in `scope` (containers, GPUs, autoscalers, demand, labels, annotations;
+    skipped entries by their subject's namespace and kind), with `unmatched_scope` naming what matched
+    none of the workloads the source saw."""
     if scope.everything:
         return snapshot
     # Every workload the source found: with usage, or only pods (all their samples were rejected).
@@ -35,15 +38,16 @@ def apply_scope(snapshot: UsageSnapshot, scope: Scope, key_alias: KeyAlias | Non
         gpus=tuple(g for g in snapshot.gpus if g.workload in keep),
         autoscalers=tuple(a for a in snapshot.autoscalers if a.workload in keep),
         demand=tuple(d for d in snapshot.demand if d.workload in keep),
-        skipped=tuple(s for s in snapshot.skipped if scope.matches_namespace(_skipped_namespace(s))),
+        skipped=tuple(s for s in snapshot.skipped if skipped_in_scope(s, scope)),
         pod_labels={w: v for w, v in snapshot.pod_labels.items() if w in keep},
+        pod_annotations={w: v for w, v in snapshot.pod_annotations.items() if w in keep},
         unmatched_scope=scope.unmatched(
             labels,
             key_alias,
             {
-                _skipped_namespace(s)
+                s.subject.namespace
                 for s in snapshot.skipped
-                if s.subject.startswith("namespace/") and s.reason != NO_SERIES
+                if s.subject.is_namespace and s.reason != NO_SERIES
             },
         ),
     )

@@ -257,6 +257,13 @@ def build_store(settings: RecommenderSettings, api_client: ApiClient | None = No
     return JsonFileStore(settings.store_file)
 
 
+def store_in_force(settings: RecommenderSettings) -> bool:
+    """Whether the configured store holds anything to read: the crd store always, a json file once it
+    exists. Every command reads the users' bounds (spec.resourcePolicy) from it alike (recommend, explain,
+    the console), so what they show is planned with the bounds the webhook applies."""
+    return settings.store == "crd" or settings.store_file.is_file()
+
+
 def build_prices(settings: RecommenderSettings) -> PriceTable:
     """The shipped price table with price_file merged over it."""
     from recommender.sizing.cost import PriceTable, PriceTableError

@@ -1,7 +1,6 @@
 """Cluster-mode caches fed by informers: moved to podsizer.cluster (shared with the updater); re-exported."""
 
 from podsizer.cluster import (
-    PREFIX,
     CrdWatchLoader,
     MetadataCache,
     NodeCache,
@@ -11,6 +10,7 @@ from podsizer.cluster import (
     node_allocatable,
     start_cluster_watches,
 )
+from podsizer.keys import PREFIX
 
 __all__ = [
     "PREFIX",

@@ -24,6 +24,7 @@ from typing import Any, Protocol, cast
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.wire import API_GROUP, API_VERSION
 from podsizer.apierrors import api_error, describe, status_code
+from podsizer.keys import CLUSTER_LABEL
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
 
 log = logging.getLogger("podsizer.checkpoints")
@@ -32,7 +33,6 @@ KIND = "UsageCheckpoint"
 PLURAL = "usagecheckpoints"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "podsizer"
-CLUSTER_LABEL = "podsizer.io/cluster"
 MAX_DATA_CHARS = 1_048_576
 """spec.data's maxLength in the CRD (manifests/crds/usagecheckpoint.yaml)."""
 MAX_BLOB_BYTES = MAX_DATA_CHARS // 4 * 3

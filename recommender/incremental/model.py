@@ -24,6 +24,7 @@ import numpy as np
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.model import (
     ContainerUsage,
     FloatArray,
@@ -87,6 +88,7 @@ class ModelView:
     containers: tuple[ContainerUsage, ...]
     demand: tuple[WorkloadDemand, ...]
     pod_labels: Mapping[WorkloadRef, Mapping[str, str]]
+    pod_annotations: Mapping[WorkloadRef, Mapping[str, str]]
     skipped: tuple[Skipped, ...]
 
 
@@ -141,7 +143,7 @@ def _usage(
     recency: Recency,
 ) -> _Pending | Skipped:
     seen = [(k, s) for k, s in members if s.samples > 0]
-    subject = f"{workload}/container/{container}"
+    subject = Subject.of_workload(workload, container)
     if not seen:
         return Skipped(subject, "no finite cpu or memory samples")
     verdict = template_rule(
@@ -251,7 +253,7 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
     pending: list[_Pending] = []
     skipped: list[Skipped] = []
     per_workload: dict[WorkloadRef, list[UsageState]] = defaultdict(list)
-    labels: dict[WorkloadRef, tuple[float, Mapping[str, str]]] = {}
+    labels: dict[WorkloadRef, tuple[float, Mapping[str, str], Mapping[str, str]]] = {}
     for (workload, container), members in model.by_container().items():
         usage = _usage(workload, container, members, since, recency)
         if isinstance(usage, Skipped):
@@ -261,11 +263,13 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
         for _, s in members:
             per_workload[workload].append(s)
             at = s.facts.newest_pod_at
-            if s.facts.labels and (workload not in labels or at >= labels[workload][0]):
-                labels[workload] = (at, s.facts.labels)
+            newer = workload not in labels or at >= labels[workload][0]
+            if (s.facts.labels or s.facts.annotations) and newer:
+                labels[workload] = (at, s.facts.labels, s.facts.annotations)
     return ModelView(
         containers=tuple(_with_quantiles(pending)),
         demand=tuple(_demand(per_workload, since, end.timestamp())),
-        pod_labels={w: dict(lab) for w, (_, lab) in labels.items()},
+        pod_labels={w: dict(lab) for w, (_, lab, _) in labels.items()},
+        pod_annotations={w: dict(ann) for w, (_, _, ann) in labels.items() if ann},
         skipped=tuple(skipped),
     )

@@ -241,7 +241,7 @@ class IncrementalSource:
         namespaces = {c.workload.namespace for c in seen.containers}
         skipped = [
             s for s in part.skipped
-            if not (s.reason == NO_SERIES and s.subject.removeprefix("namespace/") in namespaces)
+            if not (s.reason == NO_SERIES and s.subject.is_namespace and s.subject.namespace in namespaces)
         ]  # fmt: skip
         snap = UsageSnapshot(
             window_start=start,
@@ -254,6 +254,7 @@ class IncrementalSource:
             skipped=(*skipped, *seen.skipped),
             source=self.name,
             pod_labels=seen.pod_labels,
+            pod_annotations=seen.pod_annotations,
         )
         return snapshot_in(snap, src.cluster)
 

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import OwnerGraph, Skipped
+from podsizer.subject import Subject
 from recommender.input.dcgm import METRICS, gpu_samples, normalize_labels
 from recommender.input.local_store import SeriesStore
 from recommender.model import Progress, SourceError, UsageSnapshot
@@ -141,7 +142,8 @@ class DcgmScrapeSource:
 
     def _resolve(self, namespace: str, pod: str) -> WorkloadRef | Skipped:
         if self.resolver is None:
-            return Skipped(f"{namespace}/pod/{pod}", "no owner resolver configured for the DCGM scraper")
+            why = "no owner resolver configured for the DCGM scraper"
+            return Skipped(Subject.of_pod(namespace, pod), why)
         if isinstance(self.resolver, OwnerGraph):
             return self.resolver.resolve(namespace, pod)
         return self.resolver(namespace, pod)

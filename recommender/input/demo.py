@@ -699,14 +699,17 @@ def _batch(b: _Builder, general: list[str]) -> None:
 def build_demo_dataset(
     now: datetime, *, days: int = 7, step_seconds: int = 300, seed: int = 42
 ) -> RawDataset:
-    """The demo cluster's raw samples for the `days` before `now` (aligned to the step); deterministic."""
+    """The demo cluster's raw samples for the `days` before `now` (on the step's grid, every one within
+    [now - days, now), so a window of `days` ending at `now` holds them all); deterministic."""
     if days < 1 or step_seconds < 1 or step_seconds > 3600:
         raise ValueError(f"days must be >= 1 and step_seconds in 1..3600, got {days}, {step_seconds}")
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
-    end_epoch = int(floor_to(now.timestamp(), step_seconds))
     n = days * 86400 // step_seconds
-    start_epoch = end_epoch - n * step_seconds
+    start_epoch = int(floor_to(now.timestamp(), step_seconds)) - n * step_seconds
+    if start_epoch < now.timestamp() - days * 86400:  # `now` off the grid: 1st point before the window
+        start_epoch += step_seconds
+    end_epoch = min(start_epoch + n * step_seconds, now.timestamp())
     ts = start_epoch + step_seconds * np.arange(n, dtype=np.float64)
     b = _Builder(np.random.default_rng(seed), ts)
     general = _nodes(b)

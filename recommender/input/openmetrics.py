@@ -13,6 +13,7 @@ from typing import Literal
 
 import numpy as np
 
+from recommender.input.prometheus.labels import ksm_label_name
 from recommender.model import FloatArray
 from recommender.model.raw import GpuSamples, RawDataset
 from recommender.model.timegrid import bucket_index, floor_to
@@ -170,16 +171,6 @@ _OWNER_SERIES = {
 }
 
 
-def ksm_name(name: str, prefix: str = "label_") -> str:
-    """kube-state-metrics' Prometheus label for a Kubernetes label/annotation (snake case, sanitized)."""
-    out: list[str] = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i > 0 and (name[i - 1].islower() or name[i - 1].isdigit()):
-            out.append("_")
-        out.append(ch.lower() if ch.isalnum() else "_")
-    return prefix + "".join(out)
-
-
 def ksm_resource(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
@@ -314,7 +305,7 @@ def dataset_families(
             "owner_is_controller": "true" if p.owner_kind else "<none>",
         }
         fams.add("kube_pod_owner", "gauge", "Information about the Pod's owner.", _const(base | owner, g))
-        plabels = base | {ksm_name(k): v for k, v in p.labels.items()}
+        plabels = base | {ksm_label_name(k): v for k, v in p.labels.items()}
         fams.add(
             "kube_pod_labels",
             "gauge",
@@ -329,7 +320,7 @@ def dataset_families(
                 _const(base | {"container": container, "image": f"registry.example.com/{container}"}, g),
             )
         if p.annotations:
-            ann = base | {ksm_name(k, "annotation_"): v for k, v in p.annotations.items()}
+            ann = base | {ksm_label_name(k, "annotation_"): v for k, v in p.annotations.items()}
             fams.add("kube_pod_annotations", "gauge", "Kubernetes annotations converted.", _const(ann, g))
         for kind, per_container in (("requests", p.requests), ("limits", p.limits)):
             for container, resources in per_container.items():
@@ -428,7 +419,7 @@ def dataset_families(
             nl.setdefault("nvidia.com/gpu.memory", str(int(n.gpu_memory_mib)))
         if n.region:
             nl.setdefault("topology.kubernetes.io/region", n.region)
-        lab = {"node": n.name} | {ksm_name(k): v for k, v in nl.items()}
+        lab = {"node": n.name} | {ksm_label_name(k): v for k, v in nl.items()}
         fams.add(
             "kube_node_labels",
             "gauge",

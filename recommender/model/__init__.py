@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.modes import Meta
 from podsizer.owners import Skipped
 
 FloatArray = npt.NDArray[np.float64]
@@ -184,11 +185,18 @@ class UsageSnapshot:
     source: str = ""
     pod_labels: Mapping[WorkloadRef, Mapping[str, str]] = field(default_factory=dict)
     """Labels of each workload's most recently seen pod (what its pod template carries), where known."""
+    pod_annotations: Mapping[WorkloadRef, Mapping[str, str]] = field(default_factory=dict)
+    """The `podsizer.io/` annotations of that same pod (the only ones the pod plan reads), where known."""
     unmatched_scope: tuple[str, ...] = ()
     """Parts of the run's scope (namespace patterns, the selector, kinds) that matched no workload."""
 
     def workloads(self) -> list[WorkloadRef]:
         return sorted({c.workload for c in self.containers} | {g.workload for g in self.gpus})
+
+    def pod_meta(self, workload: WorkloadRef) -> Meta:
+        """The labels and annotations of the workload's pod template as the pod plan reads them (the same
+        inputs for `recommend`, `explain` and the console; the webhook reads the pod itself)."""
+        return Meta(self.pod_labels.get(workload, {}), self.pod_annotations.get(workload, {}))
 
 
 Progress = Callable[[int, int, str], None]

@@ -19,6 +19,8 @@ Rules:
 - GPUs: one GpuUsage per (workload, container, pod) — the sizing engine takes the largest need over a
   container's pods and prices each pod. Activity is the mean over the pod's GPUs per timestamp, from
   the best signal every GPU of the pod exports: SM_ACTIVE, else GR_ENGINE_ACTIVE, else GPU_UTIL / 100.
+- Each workload's pod template (labels, `podsizer.io/` annotations) is its pod seen last: the one input
+  of the pod plan for every consumer (UsageSnapshot.pod_meta).
 - Demand per workload: per pod and container the mean within each hour, summed over pods and
   (non-init) containers; hours without any sample are NaN.
 - Time buckets (activity, demand) are those of timegrid: [start + i*step, start + (i+1)*step).
@@ -32,7 +34,7 @@ import itertools
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import cast
@@ -41,7 +43,9 @@ import numpy as np
 import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.keys import ours
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.subject import Subject
 from recommender.model import (
     ActivitySignal,
     ContainerUsage,
@@ -226,7 +230,7 @@ def masked(
 @dataclass
 class Resolution:
     resolve: Resolver
-    skipped: dict[str, Skipped]
+    skipped: dict[Subject, Skipped]
 
     def workload(self, namespace: str, pod: str) -> WorkloadRef | None:
         r = self.resolve(namespace, pod)
@@ -345,14 +349,14 @@ def _like_finite(w: FloatArray, values: FloatArray) -> FloatArray:
 
 
 def _usable(
-    groups: list[_ContainerGroup], skipped: dict[str, Skipped], recency: Recency
+    groups: list[_ContainerGroup], skipped: dict[Subject, Skipped], recency: Recency
 ) -> Iterator[_Usable]:
     """Groups with finite cpu and memory samples, with those samples (and their weights) pooled over the
     pods."""
     for g in groups:
         cpu = _finite(_pooled([s.cpu_cores for s in g.series]))
         mem = _finite(_pooled([s.memory_bytes for s in g.series]))
-        subject = f"{g.workload}/container/{g.container}"
+        subject = Subject.of_workload(g.workload, g.container)
         cpu_gone = cpu.size == 0 and any(r == "cpu" for r, _ in g.rejected)
         mem_gone = mem.size == 0 and any(r == "memory" for r, _ in g.rejected)
         if cpu_gone != mem_gone:  # one resource's samples all rejected: NaN, so sizing names it and skips
@@ -405,7 +409,7 @@ def _containers(
     groups: list[_ContainerGroup],
     pods: dict[tuple[str, str], PodInfo],
     oom: dict[tuple[WorkloadRef, str], float],
-    skipped: dict[str, Skipped],
+    skipped: dict[Subject, Skipped],
     recency: Recency,
     batch: int = 512,
 ) -> list[ContainerUsage]:
@@ -546,7 +550,7 @@ def _gpu_usage(
     end: float,
     step: float,
 ) -> GpuUsage | Skipped:
-    subject = f"{workload}/pod/{pod}/container/{container}/gpu"
+    subject = Subject.of_workload(workload, container, pod=pod, resource="gpu")
     signal = pick_signal(gpus)
     if signal is None:
         return Skipped(subject, "no GPU activity signal (SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL) on every GPU")
@@ -596,7 +600,7 @@ def _gpu_usages(
     groups: dict[tuple[WorkloadRef, str, str, str], list[GpuSamples]] = defaultdict(list)
     for g in gpus:
         if not g.pod:
-            subject = f"gpu/{g.hostname}/{g.uuid}" + (f"/{g.mig_instance_id}" if g.mig_instance_id else "")
+            subject = Subject.of_gpu(g.hostname, g.uuid, g.mig_instance_id)
             res.skipped.setdefault(subject, Skipped(subject, "GPU not attached to a pod"))
             continue
         workload = res.workload(g.namespace, g.pod)
@@ -616,22 +620,23 @@ def _gpu_usages(
     return out
 
 
-def _pod_labels(raw: RawDataset, res: Resolution) -> dict[WorkloadRef, Mapping[str, str]]:
-    """Each workload's labels: those of its pod seen last (latest container sample)."""
+def _templates(raw: RawDataset, res: Resolution) -> dict[WorkloadRef, PodInfo]:
+    """Each workload's pod template as its pod seen last shows it (latest container sample; later in the
+    dataset on a tie): the one rule for the labels and annotations every consumer plans with."""
     last: dict[tuple[str, str], float] = {}
     for s in raw.containers:
         if s.timestamps.size:
             key = (s.namespace, s.pod)
             last[key] = max(last.get(key, -math.inf), float(s.timestamps[-1]))
-    best: dict[WorkloadRef, tuple[float, Mapping[str, str]]] = {}
+    best: dict[WorkloadRef, tuple[float, PodInfo]] = {}
     for p in raw.pods:
         workload = res.workload(p.namespace, p.name)
         if workload is None:
             continue
         t = last.get((p.namespace, p.name), -math.inf)
         if workload not in best or t >= best[workload][0]:
-            best[workload] = (t, p.labels)
-    return {w: dict(labels) for w, (_, labels) in best.items()}
+            best[workload] = (t, p)
+    return {w: p for w, (_, p) in best.items()}
 
 
 def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
@@ -734,6 +739,7 @@ def aggregate(
     demand = _demand(ordered, pods, start, end, demand_step)
     nodes_of_pods = {(p.namespace, p.name): p.node for p in raw.pods if p.node}
     gpu_usage = _gpu_usages(raw.gpus, res, start, end, activity_step, nodes_of_pods)
+    templates = _templates(raw, res)
     snapshot = UsageSnapshot(
         window_start=raw.start,
         window_end=raw.end,
@@ -744,6 +750,7 @@ def aggregate(
         demand=tuple(demand),
         skipped=tuple(res.skipped.values()),
         source=source,
-        pod_labels=_pod_labels(raw, res),
+        pod_labels={w: dict(p.labels) for w, p in templates.items()},
+        pod_annotations={w: a for w, p in templates.items() if (a := ours(p.annotations))},
     )
     return snapshot_in(snapshot, raw.cluster)  # every workload in the dataset's cluster

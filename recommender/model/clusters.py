@@ -9,16 +9,16 @@ from recommender.model import UsageSnapshot
 
 
 def skipped_in(skipped: Skipped, cluster: str) -> Skipped:
-    """`cluster:subject` (as str(WorkloadRef) writes a workload of a cluster); unchanged without a cluster."""
-    if not cluster or skipped.subject.startswith(f"{cluster}:"):
+    """The skipped subject in `cluster` (shown `cluster:...`); unchanged without a cluster."""
+    if not cluster:
         return skipped
-    return replace(skipped, subject=f"{cluster}:{skipped.subject}")
+    return replace(skipped, subject=skipped.subject.in_cluster(cluster))
 
 
 def snapshot_in(snapshot: UsageSnapshot, cluster: str) -> UsageSnapshot:
     """Every workload of the snapshot (usage, GPUs, autoscalers, demand, pod labels) in `cluster`; the
-    snapshot itself when cluster is empty (a single-cluster setup). Skipped subjects keep their
-    `namespace/...` form (scope filters read it); the run puts them in the cluster (skipped_in)."""
+    snapshot itself when cluster is empty (a single-cluster setup). Skipped subjects are put in the
+    cluster by the run (skipped_in)."""
     if not cluster:
         return snapshot
     return replace(
@@ -28,4 +28,5 @@ def snapshot_in(snapshot: UsageSnapshot, cluster: str) -> UsageSnapshot:
         autoscalers=tuple(replace(a, workload=a.workload.in_cluster(cluster)) for a in snapshot.autoscalers),
         demand=tuple(replace(d, workload=d.workload.in_cluster(cluster)) for d in snapshot.demand),
         pod_labels={w.in_cluster(cluster): labels for w, labels in snapshot.pod_labels.items()},
+        pod_annotations={w.in_cluster(cluster): a for w, a in snapshot.pod_annotations.items()},
     )

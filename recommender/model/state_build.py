@@ -94,6 +94,7 @@ def _add_series(
             info.limits.get(s.container, {}),
             info.labels,
             s.container in info.init_containers,
+            info.annotations,
         )
     state.facts.see_pod(s.pod, job, float(ts[seen].max()), spec)
 

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.keys import ours
 from recommender.model import FloatArray
 from recommender.model.histogram import (
     ACTIVITY_BUCKETS,
@@ -89,6 +90,7 @@ class Facts:
     requests: dict[str, float] = field(default_factory=dict)
     limits: dict[str, float] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)  # its podsizer.io/ ones only
     init_container: bool = False
     newest_pod_at: float = -math.inf
     pods: int = 0
@@ -108,6 +110,7 @@ class Facts:
         if spec is not None and at >= self.newest_pod_at:
             self.newest_pod_at = at
             self.requests, self.limits, self.labels = dict(spec[0]), dict(spec[1]), dict(spec[2])
+            self.annotations = dict(ours(spec[4]))
         self.init_container = self.init_container or (spec is not None and spec[3])
 
     def reject(self, counts: dict[tuple[str, str], int]) -> None:
@@ -115,8 +118,8 @@ class Facts:
             self.rejected[k] = self.rejected.get(k, 0) + n
 
 
-PodSpecFacts = tuple[Mapping[str, float], Mapping[str, float], Mapping[str, str], bool]
-"""A pod's (requests, limits, labels, is-init-container) for one container."""
+PodSpecFacts = tuple[Mapping[str, float], Mapping[str, float], Mapping[str, str], bool, Mapping[str, str]]
+"""A pod's (requests, limits, labels, is-init-container, annotations) for one container."""
 
 
 def _bounded(names: frozenset[str]) -> frozenset[str]:

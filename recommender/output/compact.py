@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 
 from podsizer.api.resource import ContainerRecommendation, Recommendation
+from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan
 from podsizer.podspec import quantity
 from podsizer.resources import CPU, GPU, MEMORY
@@ -21,6 +22,7 @@ ELLIPSIS = "…"
 HEADER = ("  CONTAINER", "CPU REQUEST", "MEMORY REQUEST", "GPU", "MODE", "CONF")
 INDENT = "  "
 WORKLOAD_HEADER = "WORKLOAD  [SIZING PATH]"
+MOVED = "!"  # a request the plan writes other than the estimate
 MIB = 1024**2
 GIB = 1024**3
 
@@ -73,15 +75,18 @@ def amount(resource: str, value: str | None) -> str:
 
 
 def request_cell(plan: WorkloadPlan | None, c: ContainerRecommendation, resource: str) -> str:
-    """`old -> new` request where the plan changes it, the value alone where it stays."""
+    """`old -> new` request where the plan changes it, the value alone where it stays; `!` after it
+    where that is not the estimate (the plan clamped or bounded it: --wide and explain say why)."""
     cp = plan.container(c.name) if plan is not None else None
-    if cp is None:
+    if cp is None or plan is None:
         recommended = c.requests.get(resource)
         return f"? -> {amount(resource, recommended)}" if recommended is not None else "?"
+    moved = any(a.field == "requests" and a.resource == resource for a in adjustments(plan, c.name))
+    mark = MOVED if moved else ""
     change = cp.change("requests", resource)
     if change is None:
-        return amount(resource, cp.before("requests", resource))
-    return f"{amount(resource, change.old)} -> {amount(resource, change.new)}"
+        return amount(resource, cp.before("requests", resource)) + mark
+    return f"{amount(resource, change.old)} -> {amount(resource, change.new)}{mark}"
 
 
 def gpu_cell(
@@ -138,10 +143,12 @@ def _rows(report: Report) -> tuple[list[list[str]], list[str], set[str]]:
             gpu, used = gpu_cell(plan, rec, c)
             marks |= used
             conf = confidence_cell(c)
+            cpu, memory = request_cell(plan, c, CPU), request_cell(plan, c, MEMORY)
+            marks |= {MOVED} if MOVED in cpu + memory else set()
             cells = [
                 INDENT + c.name,
-                request_cell(plan, c, CPU),
-                request_cell(plan, c, MEMORY),
+                cpu,
+                memory,
                 gpu,
                 mode,
                 conf,
@@ -155,6 +162,11 @@ def legend(marks: set[str], lows: int) -> list[str]:
     out = []
     if lows:
         out.append("low: below the confidence threshold; the webhook does not apply it.")
+    if MOVED in marks:
+        out.append(
+            f"{MOVED}: not the estimate: the plan clamps or bounds it (maximum change factor, bounds, node "
+            "size); --wide and explain say why."
+        )
     if "*" in marks:
         out.append(f"(N*): N GPUs recommended; written only with {GPU_OPT_IN}.")
     if "mig?" in marks:
@@ -199,7 +211,7 @@ def _sections(report: Report, width: int) -> list[str]:
     out: list[str] = []
     if report.skipped:
         out += ["", f"Skipped ({len(report.skipped)}):"]
-        rows = [["SUBJECT", "REASON"]] + [[s.subject, s.reason] for s in report.skipped]
+        rows = [["SUBJECT", "REASON"]] + [[str(s.subject), s.reason] for s in report.skipped]
         out += [INDENT + line for line in fit(rows, width - 2, shrink=(0, 1), minimum=16)]
     if report.waste:
         out += ["", f"Idle GPUs ({len(report.waste)}):"]

@@ -30,6 +30,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.modes import Meta
 from podsizer.owners import Skipped
+from podsizer.plan_reasons import adjustments, shown_reason
 from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan, plan_workload
 from podsizer.podspec import CurrentResources, Field, quantity
 from podsizer.policy import PlanPolicy
@@ -72,7 +73,7 @@ class Report:
     """Everything a rendering can show; build it with Report.of(run, snapshot, policy).
 
     `current` holds each workload's containers as the source saw them, `meta` the labels/annotations
-    of a workload's pods where the source knows them; with `policy` they give the pod plan shown.
+    of its pod template (UsageSnapshot.pod_meta); with `policy` they give the pod plan shown.
     """
 
     recommendations: tuple[Recommendation, ...]
@@ -90,21 +91,22 @@ class Report:
         run: SizedRun,
         snapshot: UsageSnapshot | None,
         policy: PlanPolicy,
-        meta: Mapping[WorkloadRef, Meta] | None = None,
         prices: PriceTable | None = None,
         price_file: str | None = None,
     ) -> Report:
-        """From a sizing run, the snapshot it came from (current requests/limits) and the plan policy;
-        `prices` and `price_file` name the basis of the run's prices."""
+        """From a sizing run, the snapshot it came from (current requests/limits, the pod templates'
+        labels and annotations: plan_inputs) and the plan policy; `prices` and `price_file` name the basis
+        of the run's prices."""
         findings = run if isinstance(run, Findings) else None
+        current, meta = plan_inputs(snapshot) if snapshot is not None else ({}, {})
         return Report(
             recommendations=tuple(run.recommendations),
             skipped=tuple(run.skipped),
             waste=tuple(findings.waste) if findings is not None else (),
             costs=findings.costs if findings is not None else None,
-            current=current_resources(snapshot) if snapshot is not None else {},
+            current=current,
             policy=policy,
-            meta=dict(meta or {}),
+            meta=meta,
             prices=prices,
             price_file=price_file,
         )
@@ -165,6 +167,15 @@ def current_resources(snapshot: UsageSnapshot) -> dict[WorkloadRef, tuple[Curren
     return {w: tuple(cs) for w, cs in out.items()}
 
 
+def plan_inputs(
+    snapshot: UsageSnapshot,
+) -> tuple[dict[WorkloadRef, tuple[CurrentResources, ...]], dict[WorkloadRef, Meta]]:
+    """What the pod plan of each workload is computed from, for every consumer that shows it (recommend,
+    explain, the console): its containers' current values and its pod template's labels/annotations."""
+    current = current_resources(snapshot)
+    return current, {w: snapshot.pod_meta(w) for w in current}
+
+
 def render(report: Report, fmt: OutputFormat = "table", width: int | None = None, wide: bool = False) -> str:
     """The report in `fmt`. The table is the compact one fitted to `width` (80 when None); `wide` gives
     every column, the reason fitted to `width`."""
@@ -207,9 +218,13 @@ def shows_cluster(report: Report) -> bool:
 
 
 def plan_record(report: Report, rec: Recommendation) -> dict[str, object]:
-    """The `plan` key of an item: the pod plan's record, or the skip when the containers are unknown."""
+    """The `plan` key of an item: the pod plan's record and `adjusted` (each value it writes other than
+    the estimate, and why), or the skip when the containers are unknown."""
     plan = report.plan(rec)
-    return plan.record() if plan is not None else {"skip": UNKNOWN_CURRENT}
+    if plan is None:
+        return {"skip": UNKNOWN_CURRENT}
+    moved = [a.to_json() for c in plan.containers for a in adjustments(plan, c.current.name)]
+    return {**plan.record(), "adjusted": moved}
 
 
 def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
@@ -219,10 +234,15 @@ def _item(report: Report, rec: Recommendation) -> dict[str, Any]:
     return item
 
 
+def skipped_record(s: Skipped) -> dict[str, object]:
+    """A skipped (or failed) subject as JSON: the text people read, and its fields (`about`) for tools."""
+    return {"subject": str(s.subject), "reason": s.reason, "failed": s.failed, "about": s.subject.fields()}
+
+
 def document(report: Report) -> dict[str, Any]:
     """The RecommendationList (store format) with each item's `plan`, plus skipped, waste and cost."""
     doc = list_document([_item(report, r) for r in sorted_recommendations(report.recommendations)])
-    doc["skipped"] = [{"subject": s.subject, "reason": s.reason} for s in report.skipped]
+    doc["skipped"] = [skipped_record(s) for s in report.skipped]
     if report.waste:
         doc["waste"] = [
             {
@@ -397,7 +417,7 @@ def render_table(report: Report, width: int | None = None) -> str:
                     mode_cell(plan),
                     rec.sizing_mode,
                     conf,
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                 ]
             )
     out: list[str] = []
@@ -415,7 +435,7 @@ def render_table(report: Report, width: int | None = None) -> str:
 
     if report.skipped:
         out += ["", f"Skipped ({len(report.skipped)}):"]
-        skip_rows = [["SUBJECT", "REASON"]] + [[s.subject, s.reason] for s in report.skipped]
+        skip_rows = [["SUBJECT", "REASON"]] + [[str(s.subject), s.reason] for s in report.skipped]
         out += ["  " + line for line in _columns(skip_rows, max(40, (width or 120) - 50))]
 
     if report.waste:
@@ -543,7 +563,7 @@ def render_csv(report: Report) -> str:
                     ),
                     f"{c.confidence:.4f}",
                     str(c.low_confidence).lower(),
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                     rec.target.cluster,
                 ]
             )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC
 
 from podsizer.api.resource import ContainerRecommendation
+from podsizer.plan_reasons import shown_reason
 from podsizer.plan_view import WorkloadPlan
 from podsizer.podspec import Field
 from podsizer.resources import CPU, MEMORY
@@ -79,14 +80,14 @@ def recommendations(report: Report) -> Table:
                     mode_cell(plan),
                     rec.sizing_mode,
                     confidence_cell(c),
-                    c.reason or rec.reason,
+                    shown_reason(c.reason or rec.reason, plan, c.name),
                 )
             )
     return Table("Recommendations", REC_HEADER, tuple(rows), frozenset({9}), detail_last=True)
 
 
 def skipped(report: Report) -> Table:
-    rows = tuple((s.subject, s.reason) for s in report.skipped)
+    rows = tuple((str(s.subject), s.reason) for s in report.skipped)
     return Table(f"Skipped ({len(rows)})", ("Subject", "Reason"), rows)
 
 

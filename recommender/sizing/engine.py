@@ -31,6 +31,7 @@ from podsizer.api.resource import (
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
+from podsizer.subject import Subject
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot, WorkloadDemand
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.batch import batch_reason, is_batch, size_batch
@@ -329,7 +330,8 @@ def recommend(
             )
             recommendation_to_resource(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run
-            skipped.append(Skipped(str(workload), f"sizing failed: {type(exc).__name__}: {exc}"))
+            why = f"sizing failed: {type(exc).__name__}: {exc}"
+            skipped.append(Skipped(Subject.of_workload(workload), why, failed=True))
             continue
         recs.append(result.recommendation)
         waste.extend(result.waste)

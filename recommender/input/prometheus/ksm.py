@@ -10,6 +10,7 @@ from typing import Literal
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import InstantResult, Labels
 from recommender.input.prometheus.labels import decode_labels, is_spot, resource_name
@@ -129,7 +130,7 @@ def identity(series: Iterable[Labels], facts: InstantResult) -> Identity:
 
 
 def _autoscaler(ns: str, hpa: str, rows: list[tuple[Labels, float]]) -> Autoscaler | Skipped:
-    subject = f"{ns}/hpa/{hpa}"
+    subject = Subject.of_autoscaler(ns, hpa)
     info = next((lab for lab, _ in rows if lab.get(q.MARK) == "info"), None)
     if info is None:
         return Skipped(subject, "no kube_horizontalpodautoscaler_info series (target unknown)")

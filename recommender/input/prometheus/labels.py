@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from podsizer.keys import READ_KEYS
 from podsizer.resources import GPU, mig_resource
 
 # Labels podsizer reads; KSM exposes them as label_<snake_case_sanitized>. Others keep their KSM spelling.
+# Every podsizer.io/ key the parts read comes from podsizer.keys, so none is decoded under its KSM spelling.
 KNOWN_LABELS = (
+    *READ_KEYS,
     "openshift.io/deployer-pod-for.name",
     "openshift.io/deployer-pod.type",
     "openshift.io/deployment-config.name",
@@ -17,8 +20,6 @@ KNOWN_LABELS = (
     "deployment",
     "app",
     "app.kubernetes.io/name",
-    "podsizer.io/exclude",
-    "podsizer.io/mode",
     "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type",
     "karpenter.sh/capacity-type",

@@ -13,6 +13,7 @@ import numpy as np
 
 from podsizer.owners import Skipped
 from podsizer.settings import env_name
+from podsizer.subject import Subject
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
@@ -271,13 +272,14 @@ class PrometheusSource:
                     data[ns] = fut.result()
                 except AnswerTooLarge as exc:  # one namespace too large for the cap: the others go on
                     log.error("namespace %s skipped: %s", ns, exc)
-                    too_large.append(Skipped(f"namespace/{ns}", str(exc)))
+                    too_large.append(Skipped(Subject.of_namespace(ns), str(exc)))
                 done += 1
                 report(done, total, f"namespace {ns}")
         cluster = self._fetch_cluster(w, start, end, set(namespaces)) if cluster_wide else _Cluster()
         report(total, total, "GPUs, autoscalers, nodes")
         parts = [data[ns] for ns in sorted(data)]
-        empty = [Skipped(f"namespace/{ns}", NO_SERIES) for ns in sorted(data) if not data[ns].containers]
+        quiet = [ns for ns in sorted(data) if not data[ns].containers]
+        empty = [Skipped(Subject.of_namespace(ns), NO_SERIES) for ns in quiet]
         return RawDataset(
             start=fresh_from,
             end=end,

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.settings import RecommenderSettings, load_from_args
 from podsizer.settings import add_arguments as add_setting_arguments
+from podsizer.subject import Subject
 from recommender.commands import add_run_arguments, run_loop
 from recommender.input.prometheus import PrometheusSource
 from recommender.metrics import RecommenderMetrics
@@ -134,7 +135,7 @@ def test_an_answer_over_the_cap_is_split_over_time_with_the_same_result(prom: Se
     asked = len([p for p in prom.fake.paths if p == "/api/v1/query_range"]) - before
     assert asked > before  # the capped run asked more, smaller range queries
     assert pieces.containers == whole.containers
-    assert not [s for s in pieces.skipped if s.subject == "namespace/shop"]
+    assert not [s for s in pieces.skipped if s.subject == Subject.of_namespace("shop")]
 
 
 def test_an_unsplittable_huge_answer_skips_the_namespace_naming_the_setting_and_keeps_the_store(
@@ -150,7 +151,7 @@ def test_an_unsplittable_huge_answer_skips_the_namespace_naming_the_setting_and_
     assert got.status == 0
     assert tuple(kept) == got.stored  # nothing new written; the earlier recommendations stay
     source = build_prometheus_source(settings_for(prom.url, "--prometheus-max-response-bytes=64Ki"))
-    (skipped,) = [s for s in source.collect(*window()).skipped if s.subject == "namespace/shop"]
+    (skipped,) = [s for s in source.collect(*window()).skipped if s.subject == Subject.of_namespace("shop")]
     assert SETTING in skipped.reason and "65536 bytes" in skipped.reason
 
 
@@ -164,7 +165,7 @@ def test_memory_read_for_a_huge_answer_stays_near_the_cap(prom: Served) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert [s for s in snapshot.skipped if s.subject == "namespace/shop"]
+    assert [s for s in snapshot.skipped if s.subject == Subject.of_namespace("shop")]
     assert peak < 8 * 2**20, f"peak {peak} bytes traced for 30 MB answers with a 1 MiB cap"
 
 

@@ -96,14 +96,14 @@ def test_owner_graph_is_rebuilt_from_kube_state_metrics(both: Both) -> None:
 
 def test_skipped_pods_are_identical_deployer_and_hook_pods_included(both: Both) -> None:
     def pod_skips(snapshot: UsageSnapshot) -> dict[str, str]:
-        return {s.subject: s.reason for s in snapshot.skipped if "/pod/" in s.subject}
+        return {str(s.subject): s.reason for s in snapshot.skipped if "/pod/" in str(s.subject)}
 
     memory, served = pod_skips(both.memory), pod_skips(both.served)
     assert served == memory
     assert memory["legacy/pod/billing-7-deploy"] == "OpenShift deployer or hook pod"
     assert memory["legacy/pod/billing-7-hook-pre"] == "OpenShift deployer or hook pod"
     # The only container-level difference: the init container Prometheus cannot rate.
-    extra = {s.subject for s in both.served.skipped} - {s.subject for s in both.memory.skipped}
+    extra = {str(s.subject) for s in both.served.skipped} - {str(s.subject) for s in both.memory.skipped}
     assert extra == {f"{w}/container/{c}" for w, c in _once(both.memory)}
 
 

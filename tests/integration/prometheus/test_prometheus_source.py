@@ -149,7 +149,7 @@ def test_deployer_and_hook_pods_change_nothing(full: Collected) -> None:
     assert (with_deployer.pods, with_deployer.samples) == (without.pods, without.samples) == (1, 10081)
     assert with_deployer.cpu_cores.max < 1.0  # the hook pod ran at 6 cores, the deployer at 8
     assert not [c for c in snap.containers if c.container == "deployment"]
-    skipped = {s.subject: s.reason for s in snap.skipped}
+    skipped = {str(s.subject): s.reason for s in snap.skipped}
     assert "deployer or hook" in skipped["legacy/pod/cart-3-deploy"]
     assert "deployer or hook" in skipped["legacy/pod/cart-3-hook-pre"]
     demand = {str(d.workload): d for d in snap.demand}
@@ -264,7 +264,7 @@ def test_query_count_grows_with_namespaces_not_containers(full: Collected, serve
 def test_empty_namespace_gives_an_empty_snapshot(served: Served) -> None:
     snap = _collect(served, ["empty"]).snapshot
     assert (snap.containers, snap.gpus, snap.autoscalers, snap.demand) == ((), (), (), ())
-    assert "namespace/empty" in {s.subject for s in snap.skipped}
+    assert "namespace/empty" in {str(s.subject) for s in snap.skipped}
 
 
 def test_unreachable_prometheus_names_the_url(served: Served) -> None:

@@ -25,6 +25,7 @@ from console.data import (
     WorkloadRow,
 )
 from podsizer.api.identity import WorkloadRef
+from podsizer.subject import Subject
 from recommender.sizing.waste import WasteFinding
 
 MIB = 1024.0 * 1024.0
@@ -276,7 +277,9 @@ def sample_data() -> StaticConsoleData:
     return StaticConsoleData(
         info=Meta("hand-built", NOW, START, NOW),
         workload_rows=workloads,
-        skipped_rows=(SkippedRow("legacy/pod/billing-7-deploy", "OpenShift deployer or hook pod"),),
+        skipped_rows=(
+            SkippedRow(Subject.of_pod("legacy", "billing-7-deploy"), "OpenShift deployer or hook pod"),
+        ),
         nodes=nodes,
         gpu_pod_rows=gpu_pods,
         waste_rows=waste,

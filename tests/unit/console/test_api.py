@@ -55,9 +55,12 @@ def test_deployer_pods_are_listed_as_skipped_and_never_as_workloads(client: Test
     body = client.get("/api/overview").json()
     pods = [p for w in body["workloads"] for p in w["pods"]]
     assert "billing-7-deploy" not in pods
-    assert {"subject": "legacy/pod/billing-7-deploy", "reason": "OpenShift deployer or hook pod"} in body[
-        "skipped"
-    ]
+    assert {
+        "subject": "legacy/pod/billing-7-deploy",
+        "reason": "OpenShift deployer or hook pod",
+        "failed": False,
+        "about": {"namespace": "legacy", "kind": "pod", "name": "billing-7-deploy"},
+    } in body["skipped"]
 
 
 def test_gpu_routes_return_inventory_usage_waste_and_costs(client: TestClient) -> None:

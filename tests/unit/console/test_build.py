@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
-from console.build import build_console_data, workload_mode
+from console.build import build_console_data
 from console.data import StaticConsoleData, WorkloadRow
 from console.demo import DemoConsoleData
 from console.views import workload_out
@@ -170,7 +171,7 @@ def test_deployment_configs_are_workloads_and_deployer_hook_pods_are_not(data: S
     billing = next(w for w in data.workloads() if w.workload == BILLING)
     assert billing.pods == ("billing-7-abcde",)
     assert {p.name for p in data.pods()} == {"billing-7-abcde", "train-6d4f-x1", "infer-6d4f-x1"}
-    skipped = {s.subject for s in data.skipped()}
+    skipped = {str(s.subject) for s in data.skipped()}
     assert {"legacy/pod/billing-7-deploy", "legacy/pod/billing-7-hook-pre"} <= skipped
     assert data.pod_detail("legacy", "billing-7-hook-pre") is None
 
@@ -194,15 +195,18 @@ def test_invalid_mode_annotation_falls_back_to_the_default_and_says_so(data: Sta
 
 
 def test_exclude_annotation_shows_excluded() -> None:
-    pod = PodInfo(
-        "a",
-        "p",
-        "n",
-        "StatefulSet",
-        "s",
-        annotations={"podsizer.io/exclude": "true", "podsizer.io/mode": "auto"},
+    raw = _raw()
+    opted_out = {"podsizer.io/exclude": "true", "podsizer.io/mode": "auto"}
+    pods = tuple(
+        dataclasses.replace(p, annotations=opted_out) if p.name == "billing-7-abcde" else p for p in raw.pods
     )
-    assert workload_mode([pod], "dry-run") == ("excluded", "podsizer.io/exclude on the pod")
+    raw = dataclasses.replace(raw, pods=pods)
+    snapshot = aggregate(raw, source="test")
+    run = recommend(snapshot, SizingPolicy(), PriceTable.load(None), END)
+    data = build_console_data(raw, snapshot, run, END)
+    billing = next(w for w in data.workloads() if w.workload == BILLING)
+    assert (billing.mode, billing.mode_source) == ("excluded", "podsizer.io/exclude on the pod")
+    assert all(not c.changes for c in billing.containers)
 
 
 def test_gpu_node_inventory_counts_app_pods_only_and_shows_the_mig_layout(data: StaticConsoleData) -> None:

@@ -1,5 +1,6 @@
 """Shown = applied: the webhook's auto patch, its dry-run annotation, `recommend -o json` and the console
-state the same changes for the same random pod, Recommendation, policy and annotations.
+state the same changes for the same random pod, Recommendation, policy and annotations (the functions the
+commands call; tests/integration/agreement runs the entry points themselves).
 
 The recommend output and the console see current values as a metrics source reports them (numbers in
 base units), never the pod's own spelling ("0.5" or "500m"), so `from` and `to` are compared as exact
@@ -12,7 +13,6 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from console.build import build_console_data
 from podsizer.api import Recommendation, WorkloadRef
 from podsizer.api.quantity import parse
-from podsizer.modes import Meta
 from podsizer.owners import Skipped
 from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY, Ceilings
 from podsizer.podspec import quantity
 from podsizer.policy import LIMIT_POLICIES, Mode, PlanPolicy
 from podsizer.resources import GPU
-from recommender.model import ContainerUsage, Quantiles, UsageSnapshot
-from recommender.model.raw import OwnerLink, PodInfo, RawDataset
+from podsizer.subject import Subject
+from recommender.model.aggregate import aggregate
+from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.output.report import Report, render
 from recommender.sizing.engine import RecommendationRun
 from tests.support.hypo import examples
@@ -213,47 +213,43 @@ def _containers(pod: Mapping[str, Any]) -> list[tuple[str, bool, dict[str, float
     return out
 
 
-def _usage(name: str, init: bool, requests: dict[str, float], limits: dict[str, float]) -> ContainerUsage:
-    q = Quantiles.of(np.array([0.1]))
-    t = b.T1
-    return ContainerUsage(
-        WEB, name, q, q, 0.1, 1.0, 1, t - timedelta(days=7), t, 1, None, requests, limits, init
-    )
-
-
-def _meta(pod: Mapping[str, Any]) -> Meta:
-    return Meta(pod["metadata"].get("labels") or {}, pod["metadata"].get("annotations") or {})
-
-
-def recommend_statement(case: Case) -> tuple[str, Statement]:
-    """(c): `recommend -o json`: the item's plan, from a snapshot with the pod's current values."""
-    usage = tuple(_usage(*c) for c in _containers(case.pod))
-    snapshot = UsageSnapshot(b.T0, b.T1, usage)
-    run = RecommendationRun(recommendations=(case.rec,))
-    report = Report.of(run, snapshot, case.policy, {WEB: _meta(case.pod)})
-    (item,) = json.loads(render(report, "json"))["items"]
-    return item["plan"]["mode"], _from_json(item["plan"]["changes"])
-
-
-def console_statement(case: Case) -> tuple[str, Statement]:
-    """(d): the console's workload row, built from a raw dataset holding the pod."""
-    cs = _containers(case.pod)
-    meta = _meta(case.pod)
-    pod = PodInfo(
+def _dataset(pod: Mapping[str, Any]) -> RawDataset:
+    """The pod as a metrics source reports it (its labels, annotations and current values, one sample per
+    container): what `recommend` and the console both read, through the one aggregation."""
+    cs = _containers(pod)
+    meta = pod["metadata"]
+    info = PodInfo(
         "shop",
         POD_NAME,
         "node-1",
         "ReplicaSet",
         RS,
-        meta.labels,
-        meta.annotations,
+        meta.get("labels") or {},
+        meta.get("annotations") or {},
         {n: r for n, _, r, _ in cs},
         {n: lim for n, _, _, lim in cs},
         tuple(n for n, init, _, _ in cs if init),
     )
-    raw = RawDataset(b.T0, b.T1, (pod,), (OwnerLink("shop", "ReplicaSet", RS, "Deployment", "web"),), ())
-    run = RecommendationRun(recommendations=(case.rec,), skipped=(Skipped("x", "y"),))
-    data = build_console_data(raw, UsageSnapshot(b.T0, b.T1, ()), run, b.T1, policy=case.policy)
+    t = np.array([b.T1.timestamp() - 60.0])
+    one = (np.full(1, 0.1), np.full(1, 1e8))
+    samples = tuple(ContainerSamples("shop", POD_NAME, n, t, *one) for n, *_ in cs)
+    owner = OwnerLink("shop", "ReplicaSet", RS, "Deployment", "web")
+    return RawDataset(b.T0, b.T1, (info,), (owner,), samples)
+
+
+def recommend_statement(case: Case) -> tuple[str, Statement]:
+    """(c): `recommend -o json`: the item's plan, from the snapshot the aggregation makes of the pod."""
+    snapshot = aggregate(_dataset(case.pod), source="test")
+    run = RecommendationRun(recommendations=(case.rec,))
+    (item,) = json.loads(render(Report.of(run, snapshot, case.policy), "json"))["items"]
+    return item["plan"]["mode"], _from_json(item["plan"]["changes"])
+
+
+def console_statement(case: Case) -> tuple[str, Statement]:
+    """(d): the console's workload row, built from the same raw dataset and its snapshot."""
+    raw = _dataset(case.pod)
+    run = RecommendationRun(recommendations=(case.rec,), skipped=(Skipped(Subject.of_namespace("x"), "y"),))
+    data = build_console_data(raw, aggregate(raw, source="test"), run, b.T1, policy=case.policy)
     (row,) = data.workloads()
     return row.mode, _from_json([ch.to_json() for c in row.containers for ch in c.changes])
 

@@ -8,11 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from console.build import workload_mode
+from console.build import build_console_data
 from podsizer.api import ContainerPolicy, WorkloadRef
 from podsizer.api.quantity import MIB
+from podsizer.policy import PlanPolicy
 from recommender.model import ContainerUsage, Quantiles
-from recommender.model.raw import PodInfo
+from recommender.model.aggregate import aggregate
+from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
+from recommender.sizing.engine import RecommendationRun
 from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 from tests.unit.webhook.builders import (
@@ -65,8 +68,16 @@ def test_bounds_webhook_patch_gives_two_cores_under_the_vpa_rule() -> None:
     assert resources_of(apply_reply(pod, reply), "main")["requests"]["cpu"] == "2000m"
 
 
-def _pod_info(labels: dict[str, str], annotations: dict[str, str]) -> PodInfo:
-    return PodInfo("shop", "web-6d4f-x1", "n", "ReplicaSet", "web-6d4f", labels, annotations)
+def workload_mode(labels: dict[str, str], annotations: dict[str, str]) -> tuple[str, str]:
+    """The console's mode (and its source) for Deployment shop/web whose pod carries this metadata."""
+    pod = PodInfo("shop", "web-6d4f-x1", "n", "ReplicaSet", "web-6d4f", labels, annotations, {"main": {}})
+    samples = ContainerSamples("shop", pod.name, "main", np.array([T0.timestamp()]), np.ones(1), np.ones(1))
+    owner = OwnerLink("shop", "ReplicaSet", "web-6d4f", "Deployment", "web")
+    raw = RawDataset(T0, T0 + timedelta(hours=1), (pod,), (owner,), (samples,))
+    run = RecommendationRun((recommendation(),))
+    data = build_console_data(raw, aggregate(raw, source="test"), run, T0, policy=PlanPolicy())
+    (row,) = data.workloads()
+    return row.mode, row.mode_source
 
 
 EXCLUDED = [
@@ -83,7 +94,7 @@ def test_an_excluded_pod_is_excluded_in_the_webhook_and_the_console(
     pod: dict[str, Any] = replicaset_pod(labels={"app": "web", **labels}, annotations=annotations)
     _, decision = admitter(recommendation(), default_mode="dry-run").review(review(pod))
     assert (decision.outcome, decision.reason) == ("skipped", "excluded-pod")
-    mode, _ = workload_mode([_pod_info(labels, {"podsizer.io/mode": "dry-run", **annotations})], "dry-run")
+    mode, _ = workload_mode(labels, {"podsizer.io/mode": "dry-run", **annotations})
     assert mode == "excluded"
 
 
@@ -92,7 +103,7 @@ def test_mode_auto_in_any_case_works_in_the_webhook_and_the_console(value: str) 
     pod = replicaset_pod(annotations={"podsizer.io/mode": value})
     _, decision = admitter(recommendation(), default_mode="dry-run").review(review(pod))
     assert decision.outcome == "applied"
-    assert workload_mode([_pod_info({}, {"podsizer.io/mode": value})], "dry-run") == (
+    assert workload_mode({}, {"podsizer.io/mode": value}) == (
         "auto",
         "podsizer.io/mode pod annotation",
     )

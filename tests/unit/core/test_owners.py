@@ -20,6 +20,7 @@ from podsizer.owners import (
     controller_of,
     resolve,
 )
+from podsizer.subject import Subject
 from tests.support.hypo import examples
 from webhook.cluster import OwnerCache
 from webhook.owners import resolve_workload
@@ -156,7 +157,8 @@ def test_not_workloads_are_skipped_with_the_reason(
     links = Links({(ref.kind, ref.name): _ref(*parent)} if parent and ref else {})
     got = resolve(pod, links)
     assert isinstance(got, Skipped) and reason in got.reason
-    assert got.subject == f"shop/pod/{pod.name}"
+    assert got.subject == Subject.of_pod("shop", pod.name or "")
+    assert str(got.subject) == f"shop/pod/{pod.name}"
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 
 from podsizer.api import WorkloadRef
 from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.model import Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
@@ -169,7 +170,7 @@ def test_deployer_and_hook_pods_change_nothing() -> None:
     for da, db in zip(a.demand, b.demand, strict=True):
         np.testing.assert_array_equal(da.cpu_cores.values, db.cpu_cores.values)
         np.testing.assert_array_equal(da.memory_bytes.values, db.memory_bytes.values)
-    subjects = {s.subject: s.reason for s in b.skipped}
+    subjects = {str(s.subject): s.reason for s in b.skipped}
     assert "deployer or hook" in subjects["legacy/pod/cart-3-deploy"]
     assert "deployer or hook" in subjects["legacy/pod/cart-3-hook-pre"]
 
@@ -188,14 +189,14 @@ def test_unowned_pods_are_skipped_with_reason(pod: PodInfo, reason: str) -> None
     )
     snap = aggregate(raw, source="test")
     assert all(c.container != "x" for c in snap.containers)
-    skipped = {s.subject: s.reason for s in snap.skipped}
+    skipped = {str(s.subject): s.reason for s in snap.skipped}
     assert reason in skipped[f"shop/pod/{pod.name}"]
 
 
 def test_samples_without_pod_info_are_skipped() -> None:
     raw = replace(BASE, containers=(*BASE.containers, samples("shop", "ghost", "x", 1, 1)))
     snap = aggregate(raw, source="test")
-    assert "no owner information" in {s.subject: s.reason for s in snap.skipped}["shop/pod/ghost"]
+    assert "no owner information" in {str(s.subject): s.reason for s in snap.skipped}["shop/pod/ghost"]
 
 
 def _web(
@@ -252,7 +253,7 @@ def test_per_replica_is_median_of_per_pod_medians() -> None:
 def test_container_without_finite_samples_is_skipped(cpu: np.ndarray, mem: np.ndarray, reason: str) -> None:
     snap = _web([("web-abc-1", cpu, mem)])
     assert snap.containers == ()
-    assert {s.subject: s.reason for s in snap.skipped}["shop/Deployment/web/container/web"] == reason
+    assert {str(s.subject): s.reason for s in snap.skipped}["shop/Deployment/web/container/web"] == reason
 
 
 def test_oom_is_max_memory_at_a_kill() -> None:
@@ -408,7 +409,9 @@ def test_gpu_not_attached_to_a_pod_is_listed_as_skipped() -> None:
     free = replace(gpu("", "GPU-free", gr=0.0), namespace="", container="")
     snap = _gpu_snap(free)
     assert snap.gpus == ()
-    assert {s.subject: s.reason for s in snap.skipped}["gpu/gpu-node/GPU-free"] == "GPU not attached to a pod"
+    skipped = {s.subject: s.reason for s in snap.skipped}
+    assert skipped[Subject.of_gpu("gpu-node", "GPU-free")] == "GPU not attached to a pod"
+    assert str(Subject.of_gpu("gpu-node", "GPU-free")) == "gpu/gpu-node/GPU-free"
 
 
 def test_clip_keeps_only_the_window() -> None:
@@ -435,7 +438,7 @@ def test_clip_scales_the_raw_sample_count_of_a_pre_reduced_series() -> None:
 
 
 def test_source_skips_are_passed_on_to_the_snapshot() -> None:
-    empty = Skipped("namespace/quiet", "no container CPU or memory series in the window")
+    empty = Skipped(Subject.of_namespace("quiet"), "no container CPU or memory series in the window")
     snap = aggregate(replace(BASE, skipped=(empty,)), source="t")
     assert empty in snap.skipped
 

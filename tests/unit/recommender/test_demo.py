@@ -38,11 +38,15 @@ def test_seed_changes_the_samples_not_the_shape() -> None:
     assert len(a.containers) == len(b.containers)
 
 
-def test_window_is_aligned_to_the_step_and_covers_the_days() -> None:
+def test_every_sample_lies_on_the_step_grid_within_the_days_before_now() -> None:
+    """Issue 22, point 5: with `now` off the grid the first grid point lay before now - days, so a window
+    of `days` (what `recommend --source demo` reads) dropped it, and postgres' init-chmod with it."""
+    assert NOW.timestamp() % 600  # off the 10-minute grid
     raw = build_demo_dataset(NOW, days=3, step_seconds=600)
-    assert raw.end == datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
-    assert raw.end - raw.start == timedelta(days=3)
-    assert raw.containers[0].timestamps.size == 3 * 144
+    ts = raw.containers[0].timestamps
+    assert ts.size == 3 * 144 and not (ts % 600).any()
+    assert ts[0] >= (NOW - timedelta(days=3)).timestamp() and ts[-1] < NOW.timestamp()
+    assert raw.start == datetime.fromtimestamp(ts[0], UTC) and raw.end == NOW
 
 
 def test_every_workload_kind_is_present(snap: UsageSnapshot) -> None:
@@ -60,7 +64,7 @@ def test_every_workload_kind_is_present(snap: UsageSnapshot) -> None:
 
 
 def test_deployer_and_hook_pods_are_skipped_and_absent(snap: UsageSnapshot) -> None:
-    skipped = {s.subject for s in snap.skipped if "deployer or hook" in s.reason}
+    skipped = {str(s.subject) for s in snap.skipped if "deployer or hook" in s.reason}
     assert skipped == {"legacy/pod/billing-7-deploy", "legacy/pod/billing-7-hook-pre"}
     (billing,) = [
         c for c in snap.containers if c.workload == WorkloadRef("legacy", "DeploymentConfig", "billing")

@@ -75,6 +75,21 @@ def test_explain_command_prints_json(clean_env: None, capsys: pytest.CaptureFixt
     assert doc["plan"]["changes"] and doc["containers"][0]["reason"]
 
 
+def test_several_workloads_are_explained_from_one_run_as_a_list(
+    clean_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wanted = ["shop/Deployment/search", "ml/notebook", "shop/StatefulSet/postgres"]
+    assert main(["explain", *wanted, "--source", "demo", "--no-progress", "-o", "json"]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [d["workload"] for d in docs] == ["shop/Deployment/search", "ml/Deployment/notebook", wanted[2]]
+    assert main(["explain", wanted[0], "--source", "demo", "--no-progress", "-o", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["plan"]["changes"] == docs[0]["plan"]["changes"]  # two runs: only generatedAt differs
+    assert main(["explain", *wanted, "shop/nope", "--source", "demo", "--no-progress", "-o", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "no workload 'shop/nope'" in err
+
+
 def test_unknown_workload_is_exit_2_with_close_matches(
     clean_env: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,9 +3,11 @@ an OwnerGraph with pod requests/limits; pages are followed; API errors become So
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
 import orjson
 import pytest
 import urllib3
@@ -16,6 +18,8 @@ from podsizer.api import WorkloadRef
 from podsizer.owners import Skipped
 from recommender.input.kube import KubeInventory, load_inventory
 from recommender.model import SourceError
+from recommender.model.aggregate import aggregate
+from recommender.model.raw import ContainerSamples, RawDataset
 
 _API_VERSIONS = {
     "ReplicaSet": "apps/v1",
@@ -41,10 +45,13 @@ def _pod(
     owner: tuple[str, str] | None,
     *,
     labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
     containers: list[dict[str, Any]] | None = None,
     init: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     meta: dict[str, Any] = {"namespace": ns, "name": name, "labels": labels or {}}
+    if annotations:
+        meta["annotations"] = annotations
     if owner:
         meta["ownerReferences"] = [_ref(*owner)]
     spec: dict[str, Any] = {
@@ -81,6 +88,7 @@ PODS = [
             }
         ],
         init=[{"name": "migrate", "image": "x", "resources": {"requests": {"cpu": "100m"}}}],
+        annotations={"podsizer.io/gpu": "resize", "kubectl.kubernetes.io/last-applied-configuration": "{}"},
     ),
     _pod(
         "shop", "canary-6b5-xyzab", ("ReplicaSet", "canary-6b5"), labels={"rollouts-pod-template-hash": "6b5"}
@@ -225,3 +233,15 @@ def test_all_pages_are_read() -> None:
 def test_api_error_is_a_source_error() -> None:
     with pytest.raises(SourceError, match=r"listing pods failed: HTTP 403"):
         load_inventory(FakeApiClient(fail=403))
+
+
+def test_the_pods_podsizer_annotations_reach_the_snapshot(inv: KubeInventory) -> None:
+    """The Kubernetes API source's pods give the plan the same template metadata as every other source."""
+    end = datetime(2026, 12, 1, tzinfo=UTC)
+    ts = np.array([end.timestamp() - 60.0])
+    samples = (ContainerSamples("shop", "web-7d9f-abcde", "web", ts, np.ones(1), np.ones(1)),)
+    raw = RawDataset(end - timedelta(hours=1), end, inv.pods, inv.owners, samples)
+    snap = aggregate(raw, source="kube", resolve=inv.graph.resolve)
+    web = WorkloadRef("shop", "Deployment", "web")
+    assert snap.pod_annotations == {web: {"podsizer.io/gpu": "resize"}}
+    assert snap.pod_meta(web).annotations == {"podsizer.io/gpu": "resize"}

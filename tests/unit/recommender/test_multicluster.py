@@ -29,6 +29,7 @@ from podsizer.api.resource import (
 from podsizer.owners import Skipped
 from podsizer.podspec import CurrentResources
 from podsizer.settings import RecommenderSettings, SettingsError
+from podsizer.subject import Subject
 from recommender.clusters import ClusterSource, InCluster, bounds_in, cluster_sources, progress_in
 from recommender.commands import add_recommend_arguments, load_settings, one_run
 from recommender.explain import ambiguous, find, matches, not_found
@@ -85,13 +86,15 @@ def test_of_cluster_takes_its_own_then_unlabelled_never_anothers() -> None:
 
 def test_snapshot_in_puts_every_workload_in_the_cluster_and_skipped_in_prefixes_once() -> None:
     web = WorkloadRef("shop", "Deployment", "web")
-    snap = UsageSnapshot(T0, T0, (), pod_labels={web: {"app": "web"}}, skipped=(Skipped("shop/pod/x", "r"),))
+    bare = Skipped(Subject.of_pod("shop", "x"), "r")
+    snap = UsageSnapshot(T0, T0, (), pod_labels={web: {"app": "web"}}, skipped=(bare,))
     east = snapshot_in(snap, "east")
     assert list(east.pod_labels) == [web.in_cluster("east")]
     assert east.skipped == snap.skipped  # scope filters read `namespace/...`; the run prefixes them
     assert snapshot_in(snap, "") is snap
-    once = skipped_in(Skipped("shop/pod/x", "r"), "east")
-    assert once.subject == "east:shop/pod/x" and skipped_in(once, "east") == once
+    once = skipped_in(Skipped(Subject.of_pod("shop", "x"), "r"), "east")
+    assert str(once.subject) == "east:shop/pod/x" and once.subject.cluster == "east"
+    assert skipped_in(once, "east") == once
 
 
 class FakeMulti:
@@ -202,7 +205,7 @@ def _sizing(events: list[str]) -> Any:
     def size(snapshot: UsageSnapshot, policy: object, prices: object, now: datetime, bounds: Bounds) -> Sized:
         cluster = snapshot.source
         events.append(f"size {cluster}")
-        return Sized((rec(cluster),), (Skipped("shop/pod/x", "bare pod"),))
+        return Sized((rec(cluster),), (Skipped(Subject.of_pod("shop", "x"), "bare pod"),))
 
     return size
 
@@ -227,7 +230,7 @@ def test_one_run_collects_and_sizes_each_cluster_in_turn_then_merges(monkeypatch
     result = one_run(_settings(monkeypatch, "--cluster-label", "cluster"), wiring, None, progress=False)
     assert events == ["discover", "collect east", "size east", "collect west", "size west"]
     assert [r.target for r in result.run.recommendations] == [rec("east").target, rec("west").target]
-    assert [s.subject for s in result.report.skipped] == ["east:shop/pod/x", "west:shop/pod/x"]
+    assert [str(s.subject) for s in result.report.skipped] == ["east:shop/pod/x", "west:shop/pod/x"]
     assert result.report.recommendations == result.run.recommendations
 
 
@@ -322,7 +325,9 @@ def _report(*clusters: str) -> Report:
     recs = tuple(rec(c) for c in clusters)
     web = CurrentResources.of("main", {"cpu": 0.5}, {}, False)
     return Report(
-        recs, skipped=(Skipped("east:shop/pod/x", "bare pod"),), current={r.target: (web,) for r in recs}
+        recs,
+        skipped=(Skipped(Subject.of_pod("shop", "x").in_cluster("east"), "bare pod"),),
+        current={r.target: (web,) for r in recs},
     )
 
 

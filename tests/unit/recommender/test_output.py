@@ -25,6 +25,7 @@ from podsizer.owners import Skipped
 from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU
+from podsizer.subject import Subject
 from recommender.output.report import CSV_COLUMNS, Report, render, truncate
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import CostItem, CostReport
@@ -35,6 +36,11 @@ MIB = 1024.0**2
 WEB = WorkloadRef("shop", "Deployment", "web")
 TRAIN = WorkloadRef("ml", "StatefulSet", "train")
 LONG_REASON = "cpu: p99 510m + 15% margin; memory: p99 629Mi + 15% margin; " + "x" * 200
+# the low-confidence sidecar's values are never applied: the reason says so after the sizing reason
+SIDECAR_REASON = (
+    f"{LONG_REASON}; plan: cpu request 50m instead of 10m: confidence 0.20: never applied; "
+    "memory request (unset) instead of 32Mi: confidence 0.20: never applied"
+)
 
 
 def report(policy: PlanPolicy | None = None) -> Report:
@@ -123,7 +129,7 @@ def report(policy: PlanPolicy | None = None) -> Report:
     }
     return Report(
         recommendations=(web, train),
-        skipped=(Skipped("legacy/pod/billing-7-deploy", "OpenShift deployer or hook pod"),),
+        skipped=(Skipped(Subject.of_pod("legacy", "billing-7-deploy"), "OpenShift deployer or hook pod"),),
         waste=waste,
         costs=costs,
         current=current,
@@ -162,7 +168,7 @@ def test_table_shows_current_and_planned_values_in_aligned_columns() -> None:
     assert app[col:].startswith("autopilot") and ml[col:].startswith("static")
     assert app[header.index("MODE") :].startswith("dry-run")
     assert "0.20 low" in sidecar and sidecar[header.index("CPU REQUEST") :].startswith("50m ")
-    assert sidecar[header.index("REASON") :] == LONG_REASON  # whole on a pipe (no width)
+    assert sidecar[header.index("REASON") :] == SIDECAR_REASON  # whole on a pipe (no width)
     assert "2 workloads, 3 containers (1 low-confidence" in text
 
 
@@ -201,7 +207,7 @@ def test_wide_table_wraps_the_whole_reason_within_the_terminal() -> None:
     continued = [line for line in body[sidecar + 1 :] if not line[:col].strip()]
     assert len(continued) >= 2  # the long reason goes on in the REASON column
     text = "".join([body[sidecar][col:], *(c[col:] for c in continued)])
-    assert text.replace(" ", "") == LONG_REASON.replace(" ", "")  # long words break anywhere
+    assert text.replace(" ", "") == SIDECAR_REASON.replace(" ", "")  # long words break anywhere
 
 
 def test_wide_table_puts_the_reason_under_the_row_when_the_column_would_be_too_narrow() -> None:
@@ -209,7 +215,7 @@ def test_wide_table_puts_the_reason_under_the_row_when_the_column_would_be_too_n
     assert "REASON" not in lines[0]
     sidecar = next(i for i, line in enumerate(lines) if " sidecar " in line)
     under = [line for line in lines[sidecar + 1 : sidecar + 8] if line.startswith("    ")]
-    assert "".join(line.strip() for line in under).replace(" ", "") == LONG_REASON.replace(" ", "")
+    assert "".join(line.strip() for line in under).replace(" ", "") == SIDECAR_REASON.replace(" ", "")
     assert all(len(line) <= 230 for line in under)
 
 
@@ -238,7 +244,12 @@ def test_json_is_the_store_document_with_a_plan_per_item_plus_skipped_waste_and_
         r.recommendations[0],
     ]
     assert doc["skipped"] == [
-        {"subject": "legacy/pod/billing-7-deploy", "reason": "OpenShift deployer or hook pod"}
+        {
+            "subject": "legacy/pod/billing-7-deploy",
+            "reason": "OpenShift deployer or hook pod",
+            "failed": False,
+            "about": {"namespace": "legacy", "kind": "pod", "name": "billing-7-deploy"},
+        }
     ]
     assert doc["waste"][0]["pod"] == "train-0" and doc["waste"][0]["idleSince"] == "2026-12-01T09:00:00Z"
     assert doc["cost"]["clusterHourly"] == pytest.approx(6.1)
@@ -289,7 +300,7 @@ def test_csv_has_one_row_per_container_with_current_values() -> None:
     assert (train["gpu_current"], train["gpu"], train["gpu_recommended"]) == ("2", "2", "1")
     assert (train["gpu_suggested_resource"], train["gpu_idle"]) == ("nvidia.com/mig-1g.10gb", "true")
     assert float(train["gpu_wasted_hourly_cost"]) == pytest.approx(4.1)
-    assert sidecar["low_confidence"] == "true" and sidecar["reason"] == LONG_REASON
+    assert sidecar["low_confidence"] == "true" and sidecar["reason"] == SIDECAR_REASON
     assert app["gpu"] == "" and app["cpu_request_current"] != ""
 
 

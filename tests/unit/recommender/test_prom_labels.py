@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from podsizer import keys
 from recommender.input.dcgm import normalize_labels
-from recommender.input.openmetrics import ksm_name
 from recommender.input.prometheus.labels import decode_labels, is_spot, ksm_label_name, resource_name
 
 
@@ -19,8 +19,36 @@ from recommender.input.prometheus.labels import decode_labels, is_spot, ksm_labe
     ],
 )
 def test_ksm_label_names_follow_kube_state_metrics(k8s: str, ksm: str) -> None:
-    assert ksm_label_name(k8s) == ksm == ksm_name(k8s)
+    assert ksm_label_name(k8s) == ksm
     assert decode_labels({ksm: "v", "namespace": "x"}) == {k8s: "v"}
+
+
+@pytest.mark.parametrize("key", keys.READ_KEYS)
+@pytest.mark.parametrize("prefix", ["label_", "annotation_"])
+def test_every_podsizer_key_the_parts_read_comes_back_from_its_kube_state_metrics_spelling(
+    key: str, prefix: str
+) -> None:
+    """Issue 22, point 2: podsizer.io/gpu and podsizer.io/allow-large-change came back as podsizer_io_gpu
+    and podsizer_io_allow_large_change, so the console planned without the opt-ins the webhook honours."""
+    spelled = ksm_label_name(key, prefix)
+    assert spelled.startswith(prefix + "podsizer_io_")
+    assert decode_labels({spelled: "resize", "namespace": "ml"}, prefix) == {key: "resize"}
+
+
+def test_the_keys_module_defines_every_podsizer_key_the_code_names() -> None:
+    """No podsizer.io/ key is spelled out anywhere else in the product code (one rule, one place)."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(keys.__file__).resolve().parents[1]
+    found: dict[str, set[str]] = {}
+    for part in ("podsizer", "recommender", "webhook", "updater", "console", "certs"):
+        for path in (root / part).rglob("*.py"):
+            if path.name == "keys.py":
+                continue
+            for key in re.findall(r'"(podsizer\.io/[a-z][a-z-]*)"', path.read_text(encoding="utf-8")):
+                found.setdefault(key, set()).add(str(path.relative_to(root)))
+    assert found == {}, f"podsizer.io/ keys spelled outside podsizer/keys.py: {found}"
 
 
 def test_unknown_labels_keep_their_ksm_spelling_and_empty_values_are_dropped() -> None:

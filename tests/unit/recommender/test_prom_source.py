@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from podsizer.api import WorkloadRef
+from podsizer.subject import Subject
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
 from recommender.input.prometheus.source import SLOW_SCRAPE_WINDOW_S
@@ -83,7 +84,7 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     # web-2's CPU is NaN throughout: its working set still counts, its CPU adds nothing
     assert web.pods == 2 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
     assert (web.samples, web.first_seen, web.last_seen) == (2 * 1440, START, END)
-    skipped = {s.subject: s.reason for s in snap.skipped}
+    skipped = {str(s.subject): s.reason for s in snap.skipped}
     assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
     assert "owner Job/x has no known controller" in skipped["ns/pod/job-1"]
     assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
@@ -102,7 +103,7 @@ def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
     with PromClient("http://prom", transport=httpx.MockTransport(empty)) as c:
         snap = PrometheusSource(c, namespaces=["quiet"]).collect(START, END)
     assert snap.containers == () and snap.demand == ()
-    assert [s.subject for s in snap.skipped] == ["namespace/quiet"]
+    assert [s.subject for s in snap.skipped] == [Subject.of_namespace("quiet")]
 
 
 def test_demand_step_finer_than_the_resolution_is_rejected() -> None:

@@ -16,7 +16,7 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerRecommendation, Recommendation, Window
 from podsizer.podspec import CurrentResources
 from recommender.commands import add_recommend_arguments, load_settings, one_run
-from recommender.output.compact import amount, render_compact, shorten
+from recommender.output.compact import MOVED, amount, render_compact, shorten
 from recommender.output.report import Report, render
 from recommender.wiring import Wiring
 
@@ -89,13 +89,28 @@ def test_compact_table_has_every_workload_and_container(demo: Report) -> None:
     assert set(rows) == want
 
 
+def _adjusted(report: Report) -> set[tuple[str, str, str]]:
+    """(workload, container, resource) of each request the json output's plan says is not the estimate."""
+    doc = json.loads(render(report, "json"))
+    out = set()
+    for item in doc["items"]:
+        kind, name = item["spec"]["targetRef"]["kind"], item["spec"]["targetRef"]["name"]
+        ref = f"{item['metadata']['namespace']}/{kind}/{name}"
+        adjusted = item["plan"]["adjusted"]
+        out |= {(ref, a["container"], a["resource"]) for a in adjusted if a["field"] == "requests"}
+    return out
+
+
 def test_compact_request_cells_are_the_plans_values(demo: Report) -> None:
     rows = compact_rows(render(demo, "table", width=200))
     requests = [c for c in plan_changes(demo) if c[2] == "requests" and c[3] in ("cpu", "memory")]
     assert requests
+    adjusted = _adjusted(demo)
+    assert adjusted  # the demo has clamped requests (storefront, notebook, checkout-api)
     for ref, container, _, resource, old, new in requests:
         cell = rows[(ref, container)][1 if resource == "cpu" else 2]
-        assert cell == f"{amount(resource, old)} -> {amount(resource, new)}"
+        mark = MOVED if (ref, container, resource) in adjusted else ""
+        assert cell == f"{amount(resource, old)} -> {amount(resource, new)}{mark}"
 
 
 def test_compact_amounts_are_exact() -> None:
@@ -171,7 +186,7 @@ def test_html_has_skipped_idle_gpus_cost_and_basis(demo: Report) -> None:
     page = render(demo, "html")
     for title in ("Skipped (", "Idle GPUs (", "GPU cost", "Price basis"):
         assert f"<h2>{title}" in page
-    assert all(s.subject in page for s in demo.skipped)
+    assert all(str(s.subject) in page for s in demo.skipped)
 
 
 def test_html_escapes_a_workload_name_with_a_script_tag() -> None:

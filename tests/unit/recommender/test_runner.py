@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
 from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.metrics import RecommenderMetrics, serve_metrics
 from recommender.model import Progress, SourceError, UsageSnapshot
 from recommender.output.store import StoreError
@@ -142,8 +143,8 @@ def test_run_once_collects_the_window_up_to_now_and_stores_every_recommendation(
 
 def test_one_failing_workload_is_counted_and_the_others_are_written() -> None:
     skipped = [
-        Skipped("shop/Deployment/broken", "sizing failed: ValueError: boom"),
-        Skipped("x", "no samples"),
+        Skipped(Subject.of_workload(rec("broken").target), "sizing failed: ValueError: boom", failed=True),
+        Skipped(Subject.of_namespace("x"), "no samples"),
     ]
     source, store, recommend = (
         FakeSource(),

@@ -20,11 +20,13 @@ from podsizer.scope import Scope
 from podsizer.selector import parse
 from podsizer.settings import RecommenderSettings, SettingsError, load, run_reporting_errors
 from podsizer.sizing_policy import SizingPolicy
+from podsizer.subject import Subject
 from recommender.commands import add_recommend_arguments, add_run_arguments, one_run, run_loop, run_recommend
 from recommender.explain import add_explain_arguments, run_explain
 from recommender.input.demo import DemoSource, build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.model import NO_SERIES, MetricsSource, UsageSnapshot
+from recommender.model.aggregate import aggregate
 from recommender.runner import Bounds, RunOutput
 from recommender.scope import apply_scope
 from recommender.sizing.cost import PriceTable
@@ -113,14 +115,46 @@ def test_a_namespace_the_source_skipped_for_an_error_is_not_reported_as_unmatche
         containers=tuple(c for c in snap.containers if c.workload.namespace != "shop"),
         gpus=tuple(g for g in snap.gpus if g.workload.namespace != "shop"),
         pod_labels={w: v for w, v in snap.pod_labels.items() if w.namespace != "shop"},
-        skipped=(*snap.skipped, Skipped("namespace/shop", "answer too large")),
+        skipped=(*snap.skipped, Skipped(Subject.of_namespace("shop"), "answer too large")),
     )
     assert apply_scope(failed, Scope(namespaces=("shop",))).unmatched_scope == ()
     unmatched = ("namespace 'shop' matched no workload",)
     unseen = dataclasses.replace(failed, skipped=snap.skipped)
     assert apply_scope(unseen, Scope(namespaces=("shop",))).unmatched_scope == unmatched
-    empty = dataclasses.replace(failed, skipped=(*snap.skipped, Skipped("namespace/shop", NO_SERIES)))
+    quiet = Skipped(Subject.of_namespace("shop"), NO_SERIES)
+    empty = dataclasses.replace(failed, skipped=(*snap.skipped, quiet))
     assert apply_scope(empty, Scope(namespaces=("shop",))).unmatched_scope == unmatched
+
+
+def test_the_snapshot_carries_each_workloads_podsizer_annotations_with_its_labels() -> None:
+    raw = build_demo_dataset(NOW, days=1)
+    marked = {"podsizer.io/gpu": "resize", "example.com/team": "a"}
+    pods = [dataclasses.replace(p, annotations=marked) if "storefront-" in p.name else p for p in raw.pods]
+    full = aggregate(dataclasses.replace(raw, pods=tuple(pods)), source="t")
+    snap = apply_scope(full, Scope(namespaces=("shop",)))
+    assert snap.pod_annotations[STOREFRONT] == {"podsizer.io/gpu": "resize"}  # only the keys podsizer reads
+    assert snap.pod_meta(STOREFRONT).labels["app"] == "storefront"
+    assert set(snap.pod_annotations) == {STOREFRONT}
+
+
+@pytest.mark.parametrize("cluster", ["", "east"])
+def test_a_skipped_subject_is_scoped_by_its_namespace_and_kind_in_any_cluster(cluster: str) -> None:
+    """Issue 22, point 3: the subject was a string parsed back into parts, and `east:shop/Deployment/web/...`
+    read as namespace "east:shop": --namespaces shop dropped a cluster-labelled workload's skip and kept
+    the same skip of a single-cluster one."""
+    web = WorkloadRef("shop", "Deployment", "web", cluster)
+    skips = (
+        Skipped(Subject.of_workload(web, "sidecar"), "no finite cpu samples"),
+        Skipped(Subject.of_pod("shop", "bare").in_cluster(cluster), "pod has no controller"),
+        Skipped(Subject.of_gpu("node-1", "GPU-1").in_cluster(cluster), "GPU not attached to a pod"),
+    )
+    assert str(skips[0].subject) == ("east:" if cluster else "") + "shop/Deployment/web/container/sidecar"
+    snap = dataclasses.replace(_demo_snapshot(), skipped=skips)
+    kept = apply_scope(snap, Scope(namespaces=("shop",))).skipped
+    assert kept == skips[:2]
+    assert apply_scope(snap, Scope(namespaces=("ml",))).skipped == ()
+    assert apply_scope(snap, Scope(kinds=("StatefulSet",))).skipped == skips[1:]  # a pod or GPU has no kind
+    assert apply_scope(snap, Scope(exclude_namespaces=("kube-*",))).skipped == skips
 
 
 def test_apply_scope_with_the_default_scope_is_the_same_snapshot() -> None:

@@ -16,6 +16,7 @@ from podsizer.api.resource import (
     recommendation_to_resource,
 )
 from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.model import (
     Autoscaler,
     ContainerUsage,
@@ -86,7 +87,7 @@ def snapshot() -> UsageSnapshot:
             NodeInfo("gpu-2", "a2-ultragpu-1g", "spot", region="us-central1"),
         ),
         demand=(demand,),
-        skipped=(Skipped("shop/pod/x-1-deploy", "deployer pod"),),
+        skipped=(Skipped(Subject.of_pod("shop", "x-1-deploy"), "deployer pod"),),
         source="test",
     )
 
@@ -104,7 +105,7 @@ def test_one_recommendation_per_sizable_workload_and_the_broken_one_is_skipped(
     run: RecommendationRun,
 ) -> None:
     assert {r.target for r in run.recommendations} == {DB, WEB, INFER}
-    subjects = {s.subject: s.reason for s in run.skipped}
+    subjects = {str(s.subject): s.reason for s in run.skipped}
     assert "shop/pod/x-1-deploy" in subjects  # the snapshot's own skips pass through
     assert subjects[str(BROKEN)].startswith(
         "sizing failed: BoundsError: resourcePolicy for container 'agent'"
@@ -225,7 +226,8 @@ def test_nan_usage_skips_only_that_workload() -> None:
     result = recommend(snap, SizingPolicy(), PriceTable.load(), NOW)
     assert [r.target for r in result.recommendations] == [DB]
     (skip,) = result.skipped
-    assert skip.subject == str(WEB) and "cpu estimate nan is not a finite amount" in skip.reason
+    assert skip.subject == Subject.of_workload(WEB) and skip.failed
+    assert "cpu estimate nan is not a finite amount" in skip.reason
 
 
 def test_gpu_bounds_win_over_the_gpu_count() -> None:

@@ -19,6 +19,7 @@ from podsizer.api.quantity import MIB, parse
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.plausibility import Ceilings
 from podsizer.resources import GPU
+from podsizer.subject import Subject
 from recommender.model import (
     ContainerUsage,
     NodeInfo,
@@ -174,7 +175,8 @@ def test_negative_usage_never_replaces_a_good_recommendation_with_floors(tmp_pat
     bad = _run(_usage(np.full(5000, -0.5), _steady_memory()))
     assert bad.recommendations == ()
     (skip,) = bad.skipped
-    assert skip.subject == str(WEB) and "cpu: no usable samples" in skip.reason
+    assert skip.subject == Subject.of_workload(WEB) and skip.failed
+    assert "cpu: no usable samples" in skip.reason
     assert store.put_many(bad.recommendations) == []
     assert store.list()[0].containers == good.recommendations[0].containers
 

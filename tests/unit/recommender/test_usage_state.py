@@ -7,6 +7,7 @@ limits, rejected samples, labels and demand equal aggregate()'s exactly."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -18,6 +19,7 @@ from recommender.incremental.model import UsageModel, view
 from recommender.input.demo import build_demo_dataset
 from recommender.model import ContainerUsage, Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate
+from recommender.model.checkpoint import CheckpointSettings, dumps, loads
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
@@ -244,3 +246,23 @@ def test_a_windows_sample_count_leaves_out_the_hours_before_it() -> None:
     s.add_samples(later, np.ones(later.size), np.ones(later.size), samples=4 * later.size)
     assert s.samples_since(3 * DAY_S) == 4 * later.size
     assert s.samples_since(0.0) == ts.size + 4 * later.size
+
+
+def test_the_models_pod_annotations_equal_aggregates_and_survive_a_checkpoint(demo: RawDataset) -> None:
+    """The incremental path (`podsizer run`, `recommend --from-checkpoint`) plans with the same pod
+    template metadata as every other source: its podsizer.io/ annotations, kept through a checkpoint."""
+    marked = {"podsizer.io/gpu": "resize", "podsizer.io/mode": "auto", "example.com/team": "a"}
+    pods = tuple(
+        replace(p, annotations=marked) if p.name.startswith(("storefront-", "notebook-")) else p
+        for p in demo.pods
+    )
+    raw = replace(demo, pods=pods)
+    snap = aggregate(raw, source="test")
+    states = build_states(raw)
+    assert len(snap.pod_annotations) == 2
+    ours = {"podsizer.io/gpu": "resize", "podsizer.io/mode": "auto"}
+    assert all(a == ours for a in snap.pod_annotations.values())
+    assert view(UsageModel(states), raw.start, raw.end, DEFAULT).pod_annotations == snap.pod_annotations
+    settings = CheckpointSettings(half_life_s=DEFAULT.half_life_s, step_s=300.0)
+    restored = loads(dumps(states, settings), settings)
+    assert view(UsageModel(restored), raw.start, raw.end, DEFAULT).pod_annotations == snap.pod_annotations
