@@ -199,6 +199,38 @@ class UsageSnapshot:
         return Meta(self.pod_labels.get(workload, {}), self.pod_annotations.get(workload, {}))
 
 
+@dataclass(frozen=True)
+class WorkloadUsage:
+    """One workload's part of a snapshot, so sizing reads it without scanning the whole snapshot."""
+
+    containers: tuple[ContainerUsage, ...] = ()
+    gpus: tuple[GpuUsage, ...] = ()
+    autoscaler: Autoscaler | None = None
+    demand: WorkloadDemand | None = None
+
+
+def index_by_workload(snapshot: UsageSnapshot) -> dict[WorkloadRef, WorkloadUsage]:
+    """Every workload's usage, in one pass over the snapshot (the first autoscaler or demand seen wins)."""
+    containers: dict[WorkloadRef, list[ContainerUsage]] = {}
+    gpus: dict[WorkloadRef, list[GpuUsage]] = {}
+    for c in snapshot.containers:
+        containers.setdefault(c.workload, []).append(c)
+    for g in snapshot.gpus:
+        gpus.setdefault(g.workload, []).append(g)
+    autoscalers: dict[WorkloadRef, Autoscaler] = {}
+    for a in snapshot.autoscalers:
+        autoscalers.setdefault(a.workload, a)
+    demand: dict[WorkloadRef, WorkloadDemand] = {}
+    for d in snapshot.demand:
+        demand.setdefault(d.workload, d)
+    return {
+        w: WorkloadUsage(
+            tuple(containers.get(w, ())), tuple(gpus.get(w, ())), autoscalers.get(w), demand.get(w)
+        )
+        for w in sorted(containers.keys() | gpus.keys())
+    }
+
+
 Progress = Callable[[int, int, str], None]
 """progress(done, total, what): called by long-running steps."""
 

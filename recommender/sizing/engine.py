@@ -32,7 +32,16 @@ from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
 from podsizer.subject import Subject
-from recommender.model import Autoscaler, ContainerUsage, GpuUsage, NodeInfo, UsageSnapshot, WorkloadDemand
+from recommender.model import (
+    Autoscaler,
+    ContainerUsage,
+    GpuUsage,
+    NodeInfo,
+    UsageSnapshot,
+    WorkloadDemand,
+    WorkloadUsage,
+    index_by_workload,
+)
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.batch import batch_reason, is_batch, size_batch
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
@@ -211,6 +220,18 @@ def _plausible_forecast(forecast: Forecast, ceilings: Ceilings, replicas: int) -
     return ""
 
 
+@dataclass(frozen=True)
+class RunIndex:
+    """The snapshot indexed once per run: each workload's usage and the nodes by name."""
+
+    workloads: Mapping[WorkloadRef, WorkloadUsage]
+    nodes: Mapping[str, NodeInfo]
+
+    @staticmethod
+    def of(snapshot: UsageSnapshot) -> RunIndex:
+        return RunIndex(index_by_workload(snapshot), {n.name: n for n in snapshot.nodes})
+
+
 def recommend_workload(
     workload: WorkloadRef,
     snapshot: UsageSnapshot,
@@ -219,16 +240,17 @@ def recommend_workload(
     now: datetime,
     bounds: Sequence[ContainerPolicy] = (),
     ceilings: Ceilings | None = None,
+    index: RunIndex | None = None,
 ) -> WorkloadResult:
+    """Size one workload; `index` (built once per run by `recommend`) spares a scan of the snapshot."""
     top = ceilings or run_ceilings(snapshot, policy)
-    containers = [c for c in snapshot.containers if c.workload == workload]
-    gpus = [g for g in snapshot.gpus if g.workload == workload]
-    autoscaler = next((a for a in snapshot.autoscalers if a.workload == workload), None)
-    autoscaler = None if is_batch(workload) else autoscaler  # Jobs have no scale subresource
-    nodes = {n.name: n for n in snapshot.nodes}
+    run = index or RunIndex.of(snapshot)
+    usage = run.workloads.get(workload, WorkloadUsage())
+    containers, gpus, demand = list(usage.containers), list(usage.gpus), usage.demand
+    autoscaler = None if is_batch(workload) else usage.autoscaler  # Jobs have no scale subresource
+    nodes = run.nodes
     mode: SizingMode = "autopilot" if is_autopilot(autoscaler) else "static"
 
-    demand = next((d for d in snapshot.demand if d.workload == workload), None)
     feeds = _feeds(workload, demand, autoscaler, policy)
     sized = {c.container: _size_container(c, autoscaler, policy, bounds, top, feeds) for c in containers}
     gpu_rec: GpuRecommendation | None = None
@@ -319,14 +341,15 @@ def recommend(
     """Size every workload of the snapshot; a failing workload becomes a Skipped entry."""
     bounds = bounds or {}
     ceilings = run_ceilings(snapshot, policy)
+    index = RunIndex.of(snapshot)
     recs: list[Recommendation] = []
     skipped: list[Skipped] = list(snapshot.skipped)
     waste: list[WasteFinding] = []
     costs: list[CostItem] = []
-    for workload in snapshot.workloads():
+    for workload in index.workloads:
         try:
             result = recommend_workload(
-                workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings
+                workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings, index
             )
             recommendation_to_resource(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run

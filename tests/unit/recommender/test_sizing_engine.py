@@ -26,9 +26,10 @@ from recommender.model import (
     TimeSeries,
     UsageSnapshot,
     WorkloadDemand,
+    index_by_workload,
 )
 from recommender.sizing.cost import PriceTable
-from recommender.sizing.engine import RecommendationRun, recommend
+from recommender.sizing.engine import RecommendationRun, recommend, recommend_workload
 from recommender.sizing.policy import SizingPolicy
 
 END = datetime(2026, 11, 8, tzinfo=UTC)
@@ -111,6 +112,24 @@ def test_one_recommendation_per_sizable_workload_and_the_broken_one_is_skipped(
         "sizing failed: BoundsError: resourcePolicy for container 'agent'"
     )
     assert "minAllowed cpu 2000m is above maxAllowed 1000m" in subjects[str(BROKEN)]
+
+
+def test_the_index_holds_each_workloads_own_usage_and_nothing_else() -> None:
+    snap = snapshot()
+    index = index_by_workload(snap)
+    assert list(index) == snap.workloads()
+    for workload, usage in index.items():
+        assert usage.containers == tuple(c for c in snap.containers if c.workload == workload)
+        assert usage.gpus == tuple(g for g in snap.gpus if g.workload == workload)
+    assert index[WEB].autoscaler is snap.autoscalers[0] and index[WEB].demand is snap.demand[0]
+    assert index[DB].autoscaler is None and index[DB].demand is None
+    assert len(index[INFER].gpus) == 2
+
+
+def test_a_run_sizes_each_workload_as_sizing_it_alone_would(run: RecommendationRun) -> None:
+    for rec in run.recommendations:
+        alone = recommend_workload(rec.target, snapshot(), SizingPolicy(), PriceTable.load(), NOW, rec.policy)
+        assert alone.recommendation == rec
 
 
 def by(run: RecommendationRun, ref: WorkloadRef) -> Recommendation:
