@@ -149,7 +149,7 @@ def _describe(exc: ValidationError) -> list[str]:
     lines = []
     for err in exc.errors():
         field = str(err["loc"][0]) if err["loc"] else ""
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # pydantic's wording for a validator's ValueError
         if "input" in err and not isinstance(err["input"], dict):
             msg += f" (got {err['input']!r})"
         lines.append(f"{where(field)}: {msg}" if field else msg)

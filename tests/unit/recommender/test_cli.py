@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import subprocess
 import sys
 import types
 from dataclasses import dataclass, field
@@ -137,6 +138,50 @@ def test_usage_errors_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", "-o", "xml"]) == 2
     assert main(["no-such-command"]) == 2
     assert main(["--help"]) == 0
+
+
+def test_a_bad_choice_is_one_line_and_a_pointer_to_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "-o", "xml"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "podsizer recommend: error: argument -o/--output: invalid choice: 'xml' (choose from 'table', 'json',"
+        " 'yaml', 'csv', 'html', 'markdown')",
+        "(see `podsizer recommend --help`)",
+    ]
+
+
+def test_an_unknown_option_names_the_closest_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "--sorce", "demo", "--max-cpu-cors=4", "stray"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (
+        "podsizer recommend: error: unknown option --sorce (did you mean --source?);"
+        " unknown option --max-cpu-cors (did you mean --max-cpu-cores?); unexpected argument 'stray'"
+    )
+    assert "usage:" not in err
+
+
+def test_an_unknown_command_names_the_closest_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recomend"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("podsizer: error: unknown command 'recomend' (did you mean recommend?); commands: ")
+    assert main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_a_validators_message_has_no_pydantic_prefix(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PODSIZER_RECENCY_HALF_LIFE", "soon")
+    assert main(["recommend", "--source", "demo"]) == 2
+    err = capsys.readouterr().err
+    assert "PODSIZER_RECENCY_HALF_LIFE (--recency-half-life): not a duration: 'soon'" in err
+    assert "Value error" not in err
+
+
+def test_version_answers_without_importing_the_settings() -> None:
+    code = "import sys; from podsizer.cli import main; main(['--version']); print('pydantic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "False"
 
 
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:

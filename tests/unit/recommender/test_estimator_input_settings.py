@@ -61,13 +61,13 @@ def test_a_rate_window_shorter_than_the_step_names_both_settings() -> None:
     ("name", "value", "expected"),
     [
         ("query_step", "0", "PODSIZER_QUERY_STEP (--query-step): Input should be greater than 0"),
-        ("query_step", "1.5s", "PODSIZER_QUERY_STEP (--query-step): Value error, 1.5s is not a whole"),
+        ("query_step", "1.5s", "PODSIZER_QUERY_STEP (--query-step): 1.5s is not a whole"),
         (
             "cpu_rate_window",
             "2x",
-            "PODSIZER_CPU_RATE_WINDOW (--cpu-rate-window): Value error, not a duration",
+            "PODSIZER_CPU_RATE_WINDOW (--cpu-rate-window): not a duration",
         ),
-        ("recency_half_life", "soon", "PODSIZER_RECENCY_HALF_LIFE (--recency-half-life): Value error"),
+        ("recency_half_life", "soon", "PODSIZER_RECENCY_HALF_LIFE (--recency-half-life): not a duration"),
     ],
 )
 def test_bad_values_name_the_setting(name: str, value: str, expected: str) -> None:

@@ -106,7 +106,7 @@ def test_empty_optional_values_mean_none() -> None:
         ),
         (
             {"PODSIZER_MEMORY_MIN_BYTES": "lots"},
-            "PODSIZER_MEMORY_MIN_BYTES (--memory-min-bytes): Value error, invalid Kubernetes quantity",
+            "PODSIZER_MEMORY_MIN_BYTES (--memory-min-bytes): invalid Kubernetes quantity",
         ),
         ({"PODSIZER_METRICS_PORT": "70000"}, "PODSIZER_METRICS_PORT"),
         (
