@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
 import threading
 from datetime import UTC, datetime
@@ -55,20 +57,33 @@ def run(args: argparse.Namespace) -> int:
         _, field = settings.chosen_source()
         print(f"podsizer console: cannot read {inputs.source_label} ({where(field)}): {exc}", file=sys.stderr)
         return 1
+    try:
+        sock = listen(settings.console_host, settings.console_port)
+    except OSError as exc:
+        stop.set()
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        print(
+            f"podsizer console: cannot listen on {settings.console_host}:{settings.console_port} "
+            f"({where('console_host')}, {where('console_port')}): {why}",
+            file=sys.stderr,
+        )
+        return 1
     data.start(settings.console_refresh_seconds, inputs.changes, stop)
-    where_url = f"http://{settings.console_host}:{settings.console_port}/"
+    where_url = f"http://{settings.console_host}:{sock.getsockname()[1]}/"
     print(
         f"podsizer console: serving {inputs.source_label}, store {inputs.store_label}, "
         f"recommendations {data.meta().origin}, on {where_url}",
         flush=True,
     )
+    config = uvicorn.Config(create_console_app(data.current), log_level="warning")
     try:
-        uvicorn.run(
-            create_console_app(data.current),
-            host=settings.console_host,
-            port=settings.console_port,
-            log_level="warning",
-        )
+        uvicorn.Server(config).run(sockets=[sock])
     finally:
         stop.set()
+        sock.close()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The console's listening socket, bound before it says it serves (a taken port is a clear error)."""
+    return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)

@@ -102,6 +102,11 @@ def _refused(url: str, path: str, probe: Probe, s: MetricsSourceSettings) -> str
     )
 
 
+NOT_AN_API = frozenset({501, 505})
+"""5xx answers that mean "this server does not do that" (a plain web server refusing the query's POST), not
+a Prometheus in trouble."""
+
+
 def _answer_problem(url: str, probe: Probe, s: MetricsSourceSettings) -> str:
     if probe.status in (401, 403):
         return _refused(url, QUERY, probe, s)
@@ -113,7 +118,7 @@ def _answer_problem(url: str, probe: Probe, s: MetricsSourceSettings) -> str:
         )
     kind = probe.content_type.split(";")[0].strip() or "no content type"
     said = f"HTTP {probe.status} {kind}" + (f" ({_snippet(probe)})" if _snippet(probe) else "")
-    if probe.status >= 500:
+    if probe.status >= 500 and probe.status not in NOT_AN_API:
         return (
             f"Prometheus at {url} failed the connectivity check: {said} for {QUERY}: the server is in trouble"
         )

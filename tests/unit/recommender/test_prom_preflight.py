@@ -105,6 +105,15 @@ def test_a_server_error_is_reported_as_the_servers_trouble() -> None:
     )
 
 
+def test_501_is_a_server_that_is_not_prometheus_not_one_in_trouble() -> None:
+    check = probe_with({"/api/v1/query": httpx.Response(501, text="Unsupported method ('POST')")})
+    assert failure(check) == (
+        f"{URL} does not answer like the Prometheus API: HTTP 501 text/plain (Unsupported method ('POST')) "
+        "for /api/v1/query: set PODSIZER_PROMETHEUS_URL (--prometheus-url) to the API's base URL, without "
+        "/api/v1 (a login page means a proxy wants credentials)"
+    )
+
+
 def test_a_timeout_names_the_url_and_the_timeout_setting() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=request)
