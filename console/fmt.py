@@ -39,8 +39,15 @@ def count(value: float | None) -> str:
 
 
 def dollars(value: float | None) -> str:
-    """$ per hour with three decimals: "$1.234/h"."""
-    return NONE if value is None else f"${value:.3f}/h"
+    """$ per hour with three decimals: "$1.234/h", "-$0.989/h" (the sign before the $, as in `monthly`)."""
+    if value is None:
+        return NONE
+    return f"-${-value:.3f}/h" if value <= -0.0005 else f"${abs(value):.3f}/h"
+
+
+def sign_class(value: float | None) -> str:
+    """The CSS class of a savings figure: "negative" where the recommendation costs more than today."""
+    return "negative" if value is not None and value < 0 else ""
 
 
 def percent(ratio: float | None) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from console import fmt
 from console.app import SECURITY_HEADERS, create_console_app
 from console.data import GpuNode, StaticConsoleData, WorkloadRow
 from console.prices import DEFAULT_PRICE, HOURS_PER_MONTH, resource_price
@@ -201,3 +202,22 @@ def test_templates_escape_what_the_data_says() -> None:
             html = c.get(path).text
             assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert WEB.name == "web"
+
+
+def test_a_negative_saving_is_red_and_signed_before_the_dollar(client: TestClient) -> None:
+    page = client.get("/", params={"q": "billing"}).text
+    cell = page[page.index('<td rowspan="1" class="num money') :]
+    assert cell.startswith('<td rowspan="1" class="num money negative">')
+    assert '<span data-field="hourly_savings">-$0.010/h</span>' in cell
+    assert "$-" not in page
+    web = client.get("/", params={"q": "web"}).text
+    assert 'class="num money ">' in web and "money negative" not in web
+
+
+def test_dollar_figures_put_the_sign_before_the_dollar() -> None:
+    assert (fmt.dollars(-0.989), fmt.dollars(0.0001), fmt.dollars(-0.0001)) == (
+        "-$0.989/h",
+        "$0.000/h",
+        "$0.000/h",
+    )
+    assert (fmt.sign_class(-1.0), fmt.sign_class(0.0), fmt.sign_class(None)) == ("negative", "", "")
