@@ -650,7 +650,8 @@ class ConsoleSettings(MetricsSourceSettings):
     console_source: ConsoleSource | None = Field(
         default=None,
         description="where the data comes from: demo, file or prometheus (empty: PODSIZER_SOURCE / "
-        "--source when set, else demo, the built-in data set)",
+        "--source when set, else prometheus when PODSIZER_PROMETHEUS_URL / --prometheus-url is given, else "
+        "demo, the built-in data set)",
     )
     console_refresh_seconds: float = Field(
         default=300.0, gt=0, description="seconds between rebuilds of the data from the source and store"
@@ -662,11 +663,14 @@ class ConsoleSettings(MetricsSourceSettings):
         return empty_is_none(lowered(value))
 
     def chosen_source(self) -> tuple[str, str]:
-        """(source, the setting that chose it): console_source, else source when set, else the demo."""
+        """(source, the setting that chose it): console_source, else source when set, else Prometheus when
+        its URL was given, else the demo."""
         if self.console_source is not None:
             return self.console_source, "console_source"
         if "source" in self.model_fields_set:
             return self.source, "source"
+        if "prometheus_url" in self.model_fields_set:
+            return "prometheus", "prometheus_url"
         return "demo", "console_source"
 
 

@@ -446,6 +446,25 @@ def test_without_the_oauth_proxy_the_console_has_no_proxy_parts(render: Render) 
     ]
 
 
+def test_the_console_reads_what_the_recommender_reads_by_default(render: Render) -> None:
+    sets = ("console.enabled=true", "recommender.prometheus.url=http://prom:9090")
+    for recommender_source, expected in (("prometheus", "prometheus"), ("demo", "demo")):
+        docs = render(
+            Scenario(f"console-{expected}", sets=(*sets, f"recommender.source={recommender_source}"))
+        )
+        dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+        settings = load(ConsoleSettings, env=_settings_env(dep["spec"]["template"]["spec"]["containers"][0]))
+        assert settings.chosen_source() == (expected, "console_source")
+    docs = render(Scenario("console-default", sets=sets))
+    dep = next(d for d in objects_of(docs, "Deployment") if d["metadata"]["name"] == "podsizer-console")
+    settings = load(ConsoleSettings, env=_settings_env(dep["spec"]["template"]["spec"]["containers"][0]))
+    assert (settings.chosen_source(), settings.prometheus_url, settings.store) == (
+        ("prometheus", "console_source"),
+        "http://prom:9090",
+        "crd",
+    )
+
+
 def test_a_prometheus_console_reads_the_recommenders_prometheus_and_store(render: Render) -> None:
     sets = ("console.enabled=true", "console.source=prometheus", "console.refreshSeconds=60")
     docs = render(Scenario("console-prometheus", sets=(*sets, "recommender.prometheus.url=http://prom:9090")))

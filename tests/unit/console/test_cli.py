@@ -31,6 +31,15 @@ def test_defaults_listen_on_localhost_8080_with_demo_data() -> None:
     assert s.console_refresh_seconds == 300.0
 
 
+def test_a_prometheus_url_given_means_prometheus_not_the_demo() -> None:
+    s = load_settings(_args("--prometheus-url", "http://127.0.0.1:9090"), {})
+    assert s.chosen_source() == ("prometheus", "prometheus_url")
+    env = {"PODSIZER_PROMETHEUS_URL": "http://127.0.0.1:9090"}
+    assert load_settings(_args(), env).chosen_source() == ("prometheus", "prometheus_url")
+    assert load_settings(_args("--source", "demo"), env).chosen_source() == ("demo", "source")
+    assert load_settings(_args("--console-source", "demo"), env).chosen_source() == ("demo", "console_source")
+
+
 def test_flag_wins_over_environment_which_wins_over_default() -> None:
     env = {"PODSIZER_CONSOLE_PORT": "9001", "PODSIZER_CONSOLE_HOST": "0.0.0.0"}
     assert load_settings(_args(), env).console_port == 9001
