@@ -18,12 +18,14 @@ import orjson
 from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.bounds import policy_for
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
 from podsizer.owners import Skipped
 from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN
+from podsizer.policy import PlanPolicy
 from podsizer.settings import RecommenderSettings, add_arguments
 from podsizer.sizing_policy import SizingPolicy
-from recommender.commands import DEFAULT_WIRING, empty_scope_status, load_settings, one_run
+from recommender.commands import DEFAULT_WIRING, empty_scope_status, load_settings, one_run, terminal_width
 from recommender.model import SourceError
 from recommender.output.compact import amount
 from recommender.output.costbasis import cost_basis
@@ -33,6 +35,8 @@ from recommender.sizing.confidence import BATCH_KINDS
 from recommender.wiring import Wiring
 
 WIDTH = 100
+"""Line width off a terminal (and the widest on one: longer lines are hard to read)."""
+MIN_WIDTH = 60
 
 
 def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +77,8 @@ def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> in
         shown = docs[0] if len(docs) == 1 else docs
         sys.stdout.write(orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        sys.stdout.write("\n".join(render_text(report, rec, policy) for rec in found))
+        width = text_width(terminal_width())
+        sys.stdout.write("\n".join(render_text(report, rec, policy, width) for rec in found))
     return empty_scope_status("explain", settings, result.unmatched)
 
 
@@ -299,8 +304,13 @@ def _when(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _para(label: str, text: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(f"{label}{text}", WIDTH, initial_indent=indent, subsequent_indent=indent + "    ")
+def text_width(columns: int | None) -> int:
+    """The wrap width: the terminal's columns (within MIN_WIDTH..WIDTH), WIDTH off a terminal."""
+    return WIDTH if columns is None else max(MIN_WIDTH, min(WIDTH, columns - 1))
+
+
+def _para(label: str, text: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
+    return textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "    ")
 
 
 def _pairs(values: object) -> str:
@@ -309,45 +319,64 @@ def _pairs(values: object) -> str:
     return ", ".join(f"{k} {v}" for k, v in values.items())
 
 
-def render_text(report: Report, rec: Recommendation, policy: SizingPolicy) -> str:
+def render_text(report: Report, rec: Recommendation, policy: SizingPolicy, width: int = WIDTH) -> str:
+    """The explanation as text, every line wrapped at `width`."""
     w = rec.window
     out = [ref_of(rec)]
-    out += _para("sizing: ", rec.reason or rec.sizing_mode)
-    out.append(f"  window: {_when(w.start)} to {_when(w.end)}, {w.samples} samples")
+    out += _para("sizing: ", rec.reason or rec.sizing_mode, width=width)
+    out += _para("", f"window: {_when(w.start)} to {_when(w.end)}, {w.samples} samples", width=width)
     out += ["", "Containers:"]
     for c in rec.containers:
         low = " (low: the webhook does not apply it)" if c.low_confidence else ""
-        out.append(f"  {c.name}: confidence {c.confidence:.2f}{low}")
-        out += _para("reason: ", c.reason, "    ")
-        out.append(f"    recommended: requests {_pairs(dict(c.requests))}; limits {_pairs(dict(c.limits))}")
-        out += _adjusted_lines(report, rec, c.name)
-        out += _gpu_line(report, rec, c.name)
+        out += _para(f"{c.name}: ", f"confidence {c.confidence:.2f}{low}", width=width)
+        out += _para("reason: ", c.reason, "    ", width)
+        recommended = f"requests {_pairs(dict(c.requests))}; limits {_pairs(dict(c.limits))}"
+        out += _para("recommended: ", recommended, "    ", width)
+        out += _adjusted_lines(report, rec, c.name, width)
+        out += [line for g in _gpu_line(report, rec, c.name) for line in _para("", g, "    ", width)]
         for scope, b in bounds_of(rec, c.name).items():
-            out.append(f"    bounds ({scope}): min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}")
+            out += _para(
+                f"bounds ({scope}): ",
+                f"min {_pairs(b['minAllowed'])}; max {_pairs(b['maxAllowed'])}",
+                "    ",
+                width,
+            )
     p = policy_record(policy, rec.target.kind)
     out += ["", "Policy:"]
-    out.append(
-        f"  cpu {p['cpu']}, memory {p['memory']}; memory limit {p['memoryLimit']}, cpu limit {p['cpuLimit']}"
-    )
-    out.append(f"  floors: {_pairs(p['floors'])}; ceilings: {_pairs(p['ceilings'])}")
-    runs = f"; full confidence at {p['cronjobFullRuns']} runs" if "cronjobFullRuns" in p else ""
-    out.append(f"  confidence threshold {p['confidenceThreshold']}{runs}")
-    out += _gpu(rec) + _cost_text(report, rec) + _plan_text(report, rec)
+    lines = [
+        f"cpu {p['cpu']}, memory {p['memory']}; memory limit {p['memoryLimit']}, cpu limit {p['cpuLimit']}",
+        f"floors: {_pairs(p['floors'])}; ceilings: {_pairs(p['ceilings'])}",
+        f"confidence threshold {p['confidenceThreshold']}"
+        + (f"; full confidence at {p['cronjobFullRuns']} runs" if "cronjobFullRuns" in p else ""),
+        _plan_policy(report.policy),
+    ]
+    out += [line for text in lines for line in _para("", text, width=width)]
+    out += _gpu(rec, width) + _cost_text(report, rec, width) + _plan_text(report, rec, width)
     return "\n".join(out) + "\n"
 
 
-def _adjusted_lines(report: Report, rec: Recommendation, name: str) -> list[str]:
+def _plan_policy(policy: PlanPolicy) -> str:
+    """What shaped the pod changes below: the limit policy and the change factor."""
+    factor = (
+        f'maximum change factor {policy.max_change_factor:g}x ({ALLOW_LARGE_CHANGE_KEY}: "true" lifts it)'
+        if policy.max_change_factor is not None
+        else "no maximum change factor"
+    )
+    return f"pod plan: limit policy {policy.limit_policy}; {factor}"
+
+
+def _adjusted_lines(report: Report, rec: Recommendation, name: str, width: int) -> list[str]:
     """What the pod plan writes other than the estimate, and why (the rules that moved each value)."""
     plan = report.plan(rec)
     moved = adjustments(plan, name) if plan is not None else ()
-    return [line for a in moved for line in _para("plan: ", a.describe(), "    ")]
+    return [line for a in moved for line in _para("plan: ", a.describe(), "    ", width)]
 
 
 def _gpu_line(report: Report, rec: Recommendation, name: str) -> list[str]:
     g = gpu_record(report, rec, name)
     if g is None:
         return []
-    line = f"    GPUs: {g['current'] or 0} held, {g['recommended'] or '-'} recommended"
+    line = f"GPUs: {g['current'] or 0} held, {g['recommended'] or '-'} recommended"
     if g["written"] is not None:
         line += f", {g['written']} {g['writtenResource']} written by the plan"
     elif g["needsOptIn"]:
@@ -357,36 +386,33 @@ def _gpu_line(report: Report, rec: Recommendation, name: str) -> list[str]:
     return [line]
 
 
-def _gpu(rec: Recommendation) -> list[str]:
+def _gpu(rec: Recommendation, width: int) -> list[str]:
     g = rec.gpu
     if g is None:
         return []
-    out = [
-        "",
-        "GPU:",
-        f"  {g.allocated} x {g.model}; {g.activity_signal} p95 {g.sm_active_p95:.2f}; "
+    lines = [
+        f"{g.allocated} x {g.model}; {g.activity_signal} p95 {g.sm_active_p95:.2f}; "
         f"framebuffer max {format_resource('memory', g.fb_used_max_bytes)}",
     ]
     if g.idle:
-        since = f" since {_when(g.idle_since)}" if g.idle_since else ""
-        out.append(f"  idle{since}")
+        lines.append("idle" + (f" since {_when(g.idle_since)}" if g.idle_since else ""))
     if g.suggested_resource:
-        out.append(f"  a MIG slice would do: {g.suggested_resource}")
-    return out
+        lines.append(f"a MIG slice would do: {g.suggested_resource}")
+    return ["", "GPU:", *(line for text in lines for line in _para("", text, width=width))]
 
 
-def _cost_text(report: Report, rec: Recommendation) -> list[str]:
+def _cost_text(report: Report, rec: Recommendation, width: int) -> list[str]:
     cost = _cost(report, rec)
     pods = cost["pods"]
     if not isinstance(pods, list) or not pods:
         return []
     out = ["", f"Cost: {cost['hourly']:.2f} $/hour, {cost['wastedHourly']:.2f} $/hour wasted"]
     for line in cost["basis"] if isinstance(cost["basis"], list) else []:
-        out += _para("", str(line))
+        out += _para("", str(line), width=width)
     return out
 
 
-def _plan_text(report: Report, rec: Recommendation) -> list[str]:
+def _plan_text(report: Report, rec: Recommendation, width: int) -> list[str]:
     plan = report.plan(rec)
     out = ["", "Pod changes (the pod plan: what the webhook writes):"]
     if plan is None:
@@ -394,8 +420,8 @@ def _plan_text(report: Report, rec: Recommendation) -> list[str]:
     pp = plan.plan
     out.append(f"  mode {plan.shown_mode}" + (f"; not applied: {pp.skip}" if pp.skip else ""))
     if pp.detail:
-        out += _para("", pp.detail)
-    out += [line for note in pp.notes for line in _para("note: ", note)]
+        out += _para("", pp.detail, width=width)
+    out += [line for note in pp.notes for line in _para("note: ", note, width=width)]
     for ch in pp.changes:
         old, new = ch.old or "(unset)", ch.new or "(removed)"
         out.append(f"  {ch.section}/{ch.container} {ch.field}.{ch.resource}: {old} -> {new}")

@@ -9,7 +9,7 @@ import pytest
 
 from podsizer.cli import main
 from podsizer.sizing_policy import SizingPolicy
-from recommender.explain import close_matches, explanation, find, render_text
+from recommender.explain import close_matches, explanation, find, render_text, text_width
 from recommender.output.report import Report, render
 from tests.unit.recommender.test_report_formats import demo
 
@@ -60,6 +60,27 @@ def test_text_has_reasons_unabridged_policy_gpu_cost_basis_and_every_change(demo
     assert plan is not None and plan.plan.changes
     for ch in plan.plan.changes:
         assert f"{ch.section}/{ch.container} {ch.field}.{ch.resource}: {ch.old} -> {ch.new}" in text
+
+
+@pytest.mark.parametrize("width", [60, 79, 100])
+def test_every_line_fits_the_width_it_is_given(demo: Report, width: int) -> None:
+    widest = max(
+        len(line)
+        for rec in demo.recommendations
+        for line in render_text(demo, rec, SizingPolicy(), width).splitlines()
+    )
+    assert widest <= width
+    assert (
+        text_width(None) == 100 and text_width(80) == 79 and text_width(30) == 60 and text_width(300) == 100
+    )
+
+
+def test_the_policy_names_what_shaped_the_pod_changes(demo: Report) -> None:
+    rec = find(demo.recommendations, "shop/Deployment/search")
+    assert rec is not None
+    flat = " ".join(render_text(demo, rec, SizingPolicy()).split())
+    factor = demo.policy.max_change_factor
+    assert f"pod plan: limit policy {demo.policy.limit_policy}; maximum change factor {factor:g}x" in flat
 
 
 def test_autopilot_workload_names_its_hpa_target(demo: Report) -> None:
