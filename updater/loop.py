@@ -14,6 +14,7 @@ from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import MetadataLookup, UpdateMode, namespace_excluded, resolve, resolve_update
 from podsizer.owners import ControllerLookup, resolve_pod
 from podsizer.plan import pod_metadata
+from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.snapshot import SnapshotProvider
 from updater.budget import MINUTE, Eviction, Ledger
@@ -48,6 +49,8 @@ class ClusterView(MetadataLookup, Protocol):
     def cluster_policy(self, namespace: str) -> ClusterPolicy | None: ...
 
     def largest_allocatable(self) -> Mapping[str, float]: ...
+
+    def template(self, ref: WorkloadRef) -> tuple[CurrentResources, ...] | None: ...
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ class Updater:
             cluster=self.cluster.cluster_policy(namespace),
             in_place_rejected=uid in self._rejected,
             pdb_allows=disruptions_allowed(own.labels, self.pdbs.budgets(namespace)),
+            template=self.cluster.template(c.workload),
         )
 
     def act(self, c: Candidate, action: Action, now: datetime) -> Action:
