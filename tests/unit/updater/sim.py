@@ -54,7 +54,8 @@ class SimCluster:
 
     # ---- the workload's pods
     def template_pod(self) -> dict[str, Any]:
-        return wb.replicaset_pod(containers=[wb.container("main", **copy.deepcopy(dict(self.template)))])
+        t = copy.deepcopy(dict(self.template))
+        return wb.replicaset_pod(containers=[wb.container("main", t.get("requests"), t.get("limits"))])
 
     def admit(self) -> dict[str, Any]:
         """A new pod from the template, through the webhook, running."""
