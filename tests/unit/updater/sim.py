@@ -31,6 +31,7 @@ from updater.metrics import UpdaterMetrics
 from updater.record import Recorder
 
 PASS_INTERVAL = timedelta(minutes=15)  # past every budget between two passes
+REPLACED_AFTER = timedelta(seconds=2)  # the controller's replacement is created after the eviction
 EAGER = Budgets(min_pod_age_seconds=0, workload_cooldown_seconds=0, evictions_per_minute=1000)
 
 Resources = Mapping[str, Mapping[str, str]]  # {"requests": {...}, "limits": {...}}
@@ -47,6 +48,7 @@ class SimCluster:
     now: datetime = NOW
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)
     actions: list[tuple[str, str]] = field(default_factory=list)  # (resized | evicted, pod name)
+    webhook: bool = True  # False: admission does not size new pods (the webhook down, failing open)
     _names: itertools.count[int] = field(default_factory=itertools.count)
 
     def __post_init__(self) -> None:
@@ -57,17 +59,20 @@ class SimCluster:
         t = copy.deepcopy(dict(self.template))
         return wb.replicaset_pod(containers=[wb.container("main", t.get("requests"), t.get("limits"))])
 
-    def admit(self) -> dict[str, Any]:
-        """A new pod from the template, through the webhook, running."""
+    def admit(self, later: timedelta = timedelta(0)) -> dict[str, Any]:
+        """A new pod from the template, through the webhook (unless it is down), running `later` from now."""
         created = self.template_pod()
-        reply, _ = self.admitter.review(wb.review(created))
-        return self.run(wb.apply_reply(created, reply))
+        if self.webhook:
+            reply, _ = self.admitter.review(wb.review(created))
+            created = wb.apply_reply(created, reply)
+        return self.run(created, later)
 
-    def run(self, pod: dict[str, Any]) -> dict[str, Any]:
+    def run(self, pod: dict[str, Any], later: timedelta = timedelta(0)) -> dict[str, Any]:
         """The pod as the apiserver and kubelet have it: named, running, ready, old enough."""
         name = f"web-7d4b9c8f5-{next(self._names)}"
-        pod["metadata"].update(name=name, uid=f"uid-{name}", creationTimestamp=stamp(self.now))
-        pod["status"] = {"phase": "Running", "startTime": stamp(self.now),
+        at = stamp(self.now + later)
+        pod["metadata"].update(name=name, uid=f"uid-{name}", creationTimestamp=at)
+        pod["status"] = {"phase": "Running", "startTime": at,
                          "conditions": [{"type": "Ready", "status": "True"}]}  # fmt: skip
         self.pods[name] = pod
         return pod
@@ -146,7 +151,7 @@ class SimApi:
     def evict(self, namespace: str, name: str) -> tuple[Outcome, str]:
         self.sim.actions.append(("evicted", name))
         del self.sim.pods[name]
-        self.sim.admit()
+        self.sim.admit(REPLACED_AFTER)
         return "done", ""
 
     def event(self, subject: Subject, type_: EventType, reason: str, message: str) -> None:

@@ -3,6 +3,7 @@ any template, Recommendation and running pods; the two reproductions of issue 28
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from decimal import Decimal
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podsizer.api.quantity import format_cpu, format_memory
+from podsizer.baseline import APPLIED_KEY
 from podsizer.podspec import quantity
 from tests.support.hypo import examples
 from tests.unit.updater.sim import Resources, SimCluster, created, simple_rec
@@ -63,6 +65,36 @@ def test_a_pod_resized_in_place_keeps_its_target_when_the_recommendation_moves()
     assert _main(sim) == [("4000m", "4096Mi")] * 2
 
 
+def test_a_pod_that_would_come_back_the_same_is_not_evicted() -> None:
+    """A pod admitted from an older template (100m, 4x: 400m, its record says so) whose workload's template
+    is now 1600m (a StatefulSet with OnDelete keeps the pod): from its record the target is 300m, but a
+    replacement would be admitted at 400m (1600m / 4), what it runs with: no eviction."""
+    record = {"recommendation": "deployment-web", "changes": [
+        {"container": "main", "containerType": "containers", "field": "requests", "resource": "cpu",
+         "from": "100m", "to": "400m"}]}  # fmt: skip
+    sim = SimCluster({"requests": {"cpu": "1600m", "memory": "128Mi"}},
+                     simple_rec({"cpu": "300m", "memory": "128Mi"}))  # fmt: skip
+    for _ in range(2):
+        pod = sim.template_pod()
+        pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "400m", "memory": "128Mi"}}
+        pod["metadata"].setdefault("annotations", {})[APPLIED_KEY] = json.dumps(record)
+        sim.run(pod)
+    assert sim.passes(6) == []
+    assert _main(sim) == [("400m", "128Mi")] * 2
+
+
+def test_replacements_the_webhook_did_not_size_are_not_evicted_again() -> None:
+    """The webhook down (failurePolicy Ignore): each pod from before is evicted once; its replacement
+    comes back at the template, without a record, and evicting it again would bring it back the same."""
+    template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    sim = created(SimCluster(template, simple_rec({"cpu": "1000m", "memory": "1Gi"}), webhook=False), 2)
+    before = set(sim.pods)
+    actions = sim.passes(12)
+    assert Counter(kind for kind, _ in actions) == {"evicted": 2}
+    assert {name for _, name in actions} == before  # the two from before, once each; no replacement
+    assert _main(sim) == [("100m", "128Mi")] * 2
+
+
 # ---- the property: any template, recommendation and running pods ---------------------------------------
 
 CPU_M = st.integers(min_value=10, max_value=64_000)
@@ -95,22 +127,26 @@ def resources(draw: st.DrawFn) -> Resources:
     wanted=st.tuples(CPU_M, MEM_MI),
     running=st.lists(st.one_of(st.none(), resources()), min_size=1, max_size=3),
     mode=st.sampled_from(["recreate", "in-place-or-recreate"]),
+    webhook=st.booleans(),
 )
 def test_the_updater_acts_on_each_pod_at_most_once_and_stops(
-    template: Resources, wanted: tuple[int, int], running: list[Resources | None], mode: str
+    template: Resources, wanted: tuple[int, int], running: list[Resources | None], mode: str, webhook: bool
 ) -> None:
     """Pods admitted from the template (None) or running with other values (created before podsizer, or
-    changed since): each is resized or evicted at most once, no replacement is touched, the last passes
-    do nothing, and every request stays within the change factor of the template."""
+    changed since), the webhook up or down: each is resized or evicted at most once, no replacement is
+    evicted (with the webhook up none is touched: it comes back at its target), the last passes do
+    nothing, and every request stays within the change factor of the template."""
     rec = simple_rec({"cpu": format_cpu(wanted[0] / 1000), "memory": format_memory(wanted[1] * MIB)})
-    sim = SimCluster(template, rec, mode)
+    sim = SimCluster(template, rec, mode, webhook=webhook)
     for r in running:
         created(sim, 1, None if r is None else [r])
     first = set(sim.pods)
     actions = sim.passes(6)
     acted = [name for _, name in actions]
     assert len(acted) == len(set(acted)), actions
-    assert set(acted) <= first, actions  # replacements come back at their target
+    assert {name for kind, name in actions if kind == "evicted"} <= first, actions  # never a replacement
+    if webhook:
+        assert set(acted) <= first, actions  # replacements come back at their target
     assert sim.passes(3)[len(actions) :] == []
     for name in sim.pods:
         if name in first and name not in acted:
