@@ -20,7 +20,7 @@ and prints per phase: the server's peak RSS and the probe's p50/p99 with their r
 happened to the attackers (connections cut, still open after the header deadline). Figures depend on the
 machine: on a small shared one the ratios matter more than the milliseconds.
 
-Then two convergence cases, each a count that should be 0:
+Then two convergence cases, each a count that should be 0 (and the updater's most actions per pod 1):
 
   reinvocation  --pods random pods (1-3 containers, random requests, limits and recommendations) sent to
                 the webhook, patched, given a sidecar (as an injector does with reinvocationPolicy IfNeeded)
@@ -28,8 +28,8 @@ Then two convergence cases, each a count that should be 0:
                 original values
   updater       --workloads random workloads (template, recommendation, running pods) under the updater
                 (recreate or in-place-or-recreate, the real admission for replacements: tests/unit/updater/
-                sim.py) for --passes passes: actions beyond one per running pod (the same pod again, or
-                its replacement), and the most on one workload
+                sim.py; one in four with the webhook down) for --passes passes: pods acted on twice,
+                replacements acted on (webhook up) or evicted; and the most actions per running pod (1)
 """
 
 from __future__ import annotations
@@ -430,24 +430,33 @@ def _annotations(pod: dict[str, Any]) -> str | None:
 
 
 def updater_convergence(rng: random.Random, workloads: int, passes: int) -> str:
-    """Random workloads under the updater; actions after each pod's first one, the most on one pod."""
+    """Random workloads under the updater (one in four with the webhook down, failing open): pods acted on
+    twice, replacements acted on with the webhook up, replacements evicted, the most actions per pod."""
     from tests.unit.updater.sim import SimCluster, created, simple_rec  # the tests' simulated cluster
 
-    beyond = worst = total = 0
+    total = twice = touched = evicted_replacements = down = 0
+    worst = 0.0
     for _ in range(workloads):
         cpu = rng.randint(10, 8000)
         template = {"requests": {"cpu": f"{cpu}m", "memory": f"{rng.randint(16, 4096)}Mi"}}
         wanted = {"cpu": f"{rng.randint(1, 256_000)}m", "memory": f"{rng.randint(16, 2**20)}Mi"}
-        sim = SimCluster(template, simple_rec(wanted), rng.choice(["recreate", "in-place-or-recreate"]))
+        webhook = rng.random() >= 0.25
+        down += not webhook
+        mode = rng.choice(["recreate", "in-place-or-recreate"])
+        sim = SimCluster(template, simple_rec(wanted), mode, webhook=webhook)
         created(sim, rng.randint(1, 3), None if rng.random() < 0.5 else [template])
         first = set(sim.pods)
         actions = sim.passes(passes)
+        names = [name for _, name in actions]
         total += len(actions)
-        beyond += len(actions) - len({name for _, name in actions} & first)  # repeats and replacements
-        worst = max([worst, len(actions) - len(first)]) if len(actions) > len(first) else worst
+        twice += len(names) - len(set(names))
+        touched += webhook and bool(set(names) - first)
+        evicted_replacements += sum(kind == "evicted" and name not in first for kind, name in actions)
+        worst = max(worst, len(actions) / len(first))
     return (
-        f"{workloads} workloads x {passes} passes: {total} actions, {beyond} beyond one per running pod "
-        f"(on the same pod again or on its replacement), at most {worst} beyond on one workload"
+        f"{workloads} workloads ({down} with the webhook down) x {passes} passes: {total} actions, "
+        f"{twice} on a pod acted on before, {touched} workloads with a replacement acted on (webhook up), "
+        f"{evicted_replacements} replacements evicted, at most {worst:g} actions per running pod"
     )
 
 
