@@ -13,17 +13,33 @@ while a probe sends small reviews back to back on a keep-alive connection:
   idle         200 TLS connections that never send a request
   heavy        6 clients posting ~4.8 MB reviews back to back
 
+  mid-size     like heavy, while the probe sends ~300 kB reviews (decided in a thread too): they wait
+               for at most the review being decided, not behind the queue of 4.8 MB ones
+
 and prints per phase: the server's peak RSS and the probe's p50/p99 with their ratios to quiet, plus what
 happened to the attackers (connections cut, still open after the header deadline). Figures depend on the
 machine: on a small shared one the ratios matter more than the milliseconds.
+
+Then two convergence cases, each a count that should be 0 (and the updater's most actions per pod 1):
+
+  reinvocation  --pods random pods (1-3 containers, random requests, limits and recommendations) sent to
+                the webhook, patched, given a sidecar (as an injector does with reinvocationPolicy IfNeeded)
+                and sent again: how many second answers change something, and how many records lost the
+                original values
+  updater       --workloads random workloads (template, recommendation, running pods) under the updater
+                (recreate or in-place-or-recreate, the real admission for replacements: tests/unit/updater/
+                sim.py; one in four with the webhook down) for --passes passes: pods acted on twice,
+                replacements acted on (webhook up) or evicted; and the most actions per running pod (1)
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import http.client
 import json
 import os
+import random
 import socket
 import ssl
 import subprocess
@@ -35,6 +51,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -42,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from certs.generate import generate_bundle, write_bundle  # noqa: E402
-from podsizer.api import recommendation_to_resource  # noqa: E402
+from podsizer.api import Recommendation, recommendation_to_resource  # noqa: E402
 from tests.unit.webhook import builders as b  # noqa: E402
 
 HEADER_DEADLINE = 10.0  # the webhook's default header_timeout_seconds
@@ -94,10 +111,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def webhook(tmp: Path) -> Iterator[Target]:
+def webhook(tmp: Path, more: Sequence[Recommendation] = ()) -> Iterator[Target]:
+    """The webhook over TLS, auto mode, with Deployment web's Recommendation and `more`."""
     write_bundle(generate_bundle("podsizer-webhook", "podsizer", ["localhost"], ["127.0.0.1"]), tmp)
     store = tmp / "recs.json"
-    items = [recommendation_to_resource(b.recommendation())]
+    items = [recommendation_to_resource(r) for r in [b.recommendation(), *more]]
     store.write_bytes(
         orjson.dumps({"apiVersion": "podsizer.io/v1alpha1", "kind": "RecommendationList", "items": items})
     )
@@ -143,6 +161,13 @@ def small_review() -> bytes:
     return orjson.dumps(b.review(b.replicaset_pod(), uid="probe"))
 
 
+def mid_review(size: int = 300_000) -> bytes:
+    """A legitimate review of about `size` bytes: over the offload threshold, so it takes the queue."""
+    extra = [b.container(f"c{k}", {"cpu": "500m", "memory": "1Gi"}) for k in range(size // 480)]
+    pod = b.replicaset_pod(containers=[b.container("main", {"cpu": "500m"}), *extra])
+    return orjson.dumps(b.review(pod, uid="probe-mid"))
+
+
 def distinct_review(i: int, containers: int = 150) -> bytes:
     extra = [b.container(f"c{i}-{k}", {"cpu": "100m", "memory": "64Mi"}) for k in range(containers)]
     pod = b.replicaset_pod(containers=[b.container("main", {"cpu": "500m"}), *extra])
@@ -162,6 +187,12 @@ def post(conn: http.client.HTTPSConnection, body: bytes) -> int:
     return resp.status
 
 
+def post_reply(conn: http.client.HTTPSConnection, body: bytes) -> dict[str, Any]:
+    conn.request("POST", "/mutate", body, {"content-type": "application/json"})
+    reply: dict[str, Any] = orjson.loads(conn.getresponse().read())
+    return reply
+
+
 # --- the probe ------------------------------------------------------------------------------------
 
 
@@ -172,10 +203,10 @@ def percentile(sorted_ms: Sequence[float], q: float) -> float:
 
 
 def probe(
-    target: Target, seconds: float, stop: threading.Event | None = None
+    target: Target, seconds: float, stop: threading.Event | None = None, body: bytes | None = None
 ) -> tuple[list[float], int, float]:
-    """Small reviews back to back (20 ms apart) for `seconds`: (latencies ms, errors, peak RSS MB)."""
-    body = small_review()
+    """Small reviews (or `body`) back to back, 20 ms apart, for `seconds`: (latencies ms, errors, RSS)."""
+    body = body or small_review()
     latencies: list[float] = []
     errors = 0
     peak = target.rss_mb()
@@ -200,9 +231,14 @@ def probe(
 
 
 def phase(
-    name: str, target: Target, seconds: float, attack: Callable[[threading.Event], str] | None = None
+    name: str,
+    target: Target,
+    seconds: float,
+    attack: Callable[[threading.Event], str] | None = None,
+    body: bytes | None = None,
 ) -> Phase:
-    """Probe for `seconds` while `attack` runs in a thread; the attack returns its note when stopped."""
+    """Probe for `seconds` (with `body`, else small reviews) while `attack` runs in a thread; the attack
+    returns its note when stopped."""
     stop = threading.Event()
     notes: list[str] = []
     runner = None
@@ -210,7 +246,7 @@ def phase(
         runner = threading.Thread(target=lambda: notes.append(attack(stop)), daemon=True)
         runner.start()
         time.sleep(0.5)
-    latencies, errors, peak = probe(target, seconds)
+    latencies, errors, peak = probe(target, seconds, body=body)
     stop.set()
     if runner is not None:
         runner.join(timeout=120)
@@ -352,6 +388,78 @@ def heavy(target: Target, clients: int = 6) -> Callable[[threading.Event], str]:
     return attack
 
 
+# --- convergence: reinvocation and the updater ------------------------------------------------------
+
+
+Case = tuple[dict[str, Any], Recommendation]
+
+
+def random_case(rng: random.Random, i: int) -> Case:
+    """A pod of 1-3 containers with random cpu requests (and limits) and its workload's Recommendation."""
+    containers, recs = [], []
+    for k in range(rng.randint(1, 3)):
+        request = rng.randint(5, 8000)
+        limit = {"cpu": f"{request * rng.choice((1, 2, 4))}m"} if rng.random() < 0.5 else None
+        containers.append(b.container(f"c{k}", {"cpu": f"{request}m", "memory": "64Mi"}, limit))
+        recs.append(b.crec(f"c{k}", {"cpu": f"{rng.randint(1, 64_000)}m", "memory": "64Mi"}))
+    workload = f"w{i}"
+    return b.replicaset_pod(deployment=workload, containers=containers), b.recommendation(
+        name=workload, containers=recs
+    )
+
+
+def reinvocation(target: Target, cases: Sequence[Case]) -> str:
+    """Each pod admitted, patched, given a sidecar and admitted again: changed second answers and records
+    that lost the originals."""
+    conn, changed, lost = target.https(), 0, 0
+    for i, (pod, _) in enumerate(cases):
+        first = b.apply_reply(pod, post_reply(conn, orjson.dumps(b.review(pod, uid=f"r{i}"))))
+        injected = copy.deepcopy(first)
+        injected["spec"]["containers"].append(b.container("istio-proxy", {"cpu": "100m"}))
+        second = post_reply(conn, orjson.dumps(b.review(injected, uid=f"r{i}b")))
+        changed += bool(b.decode_patch(second))
+        after = b.apply_reply(injected, second)
+        lost += _annotations(after) != _annotations(first)
+    conn.close()
+    return f"{len(cases)} pods: {changed} second answers changed something, {lost} records lost the originals"
+
+
+def _annotations(pod: dict[str, Any]) -> str | None:
+    record: str | None = pod.get("metadata", {}).get("annotations", {}).get("podsizer.io/applied")
+    return record
+
+
+def updater_convergence(rng: random.Random, workloads: int, passes: int) -> str:
+    """Random workloads under the updater (one in four with the webhook down, failing open): pods acted on
+    twice, replacements acted on with the webhook up, replacements evicted, the most actions per pod."""
+    from tests.unit.updater.sim import SimCluster, created, simple_rec  # the tests' simulated cluster
+
+    total = twice = touched = evicted_replacements = down = 0
+    worst = 0.0
+    for _ in range(workloads):
+        cpu = rng.randint(10, 8000)
+        template = {"requests": {"cpu": f"{cpu}m", "memory": f"{rng.randint(16, 4096)}Mi"}}
+        wanted = {"cpu": f"{rng.randint(1, 256_000)}m", "memory": f"{rng.randint(16, 2**20)}Mi"}
+        webhook = rng.random() >= 0.25
+        down += not webhook
+        mode = rng.choice(["recreate", "in-place-or-recreate"])
+        sim = SimCluster(template, simple_rec(wanted), mode, webhook=webhook)
+        created(sim, rng.randint(1, 3), None if rng.random() < 0.5 else [template])
+        first = set(sim.pods)
+        actions = sim.passes(passes)
+        names = [name for _, name in actions]
+        total += len(actions)
+        twice += len(names) - len(set(names))
+        touched += webhook and bool(set(names) - first)
+        evicted_replacements += sum(kind == "evicted" and name not in first for kind, name in actions)
+        worst = max(worst, len(actions) / len(first))
+    return (
+        f"{workloads} workloads ({down} with the webhook down) x {passes} passes: {total} actions, "
+        f"{twice} on a pod acted on before, {touched} workloads with a replacement acted on (webhook up), "
+        f"{evicted_replacements} replacements evicted, at most {worst:g} actions per running pod"
+    )
+
+
 # --- the table ------------------------------------------------------------------------------------
 
 
@@ -380,24 +488,40 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="probe time per phase")
     parser.add_argument("--distinct", type=int, default=1500, help="large distinct reviews in cache-fill")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--only", default="", help="comma-separated attack phases to run (default: all)")
+    parser.add_argument("--only", default="", help="comma-separated phases and cases to run (default: all)")
+    parser.add_argument("--pods", type=int, default=2000, help="pods of the reinvocation case")
+    parser.add_argument("--workloads", type=int, default=200, help="workloads of the updater case")
+    parser.add_argument("--passes", type=int, default=10, help="updater passes per workload")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, webhook(Path(tmp)) as target:
+    rng = random.Random(28)
+    cases = [random_case(rng, i) for i in range(args.pods)]
+    chosen = [a for a in args.only.split(",") if a]
+    with tempfile.TemporaryDirectory() as tmp, webhook(Path(tmp), [rec for _, rec in cases]) as target:
         probe(target, 1.0)  # warm up
         seconds = args.seconds
-        attacks: dict[str, tuple[float, Callable[[threading.Event], str]]] = {
-            "cache-fill": (seconds * 2, cache_fill(target, args.distinct)),
-            "huge-headers": (seconds, huge_headers(target)),
-            "trickle": (seconds, slow_connections(target, 500, trickle=True)),
-            "idle": (seconds, slow_connections(target, 200, trickle=False)),
-            "heavy": (seconds, heavy(target)),
+        attacks: dict[str, tuple[float, Callable[[threading.Event], str], bytes | None]] = {
+            "cache-fill": (seconds * 2, cache_fill(target, args.distinct), None),
+            "huge-headers": (seconds, huge_headers(target), None),
+            "trickle": (seconds, slow_connections(target, 500, trickle=True), None),
+            "idle": (seconds, slow_connections(target, 200, trickle=False), None),
+            "heavy": (seconds, heavy(target, clients=4), None),
+            "mid-size": (seconds, heavy(target, clients=4), mid_review()),
         }
-        chosen = [a for a in args.only.split(",") if a] or list(attacks)
         phases = [phase("quiet", target, seconds)]
-        phases += [phase(name, target, *attacks[name]) for name in chosen]
+        phases += [phase(name, target, *attacks[name]) for name in chosen or attacks if name in attacks]
+        notes = {}
+        if not chosen or "reinvocation" in chosen:
+            notes["reinvocation"] = reinvocation(target, cases)
+    if not chosen or "updater" in chosen:
+        notes["updater"] = updater_convergence(rng, args.workloads, args.passes)
     print(table(phases))
+    print()
+    for name, note in notes.items():
+        print(f"{name:<13} {note}")
     if args.json is not None:
-        args.json.write_text(json.dumps([asdict(p) for p in phases], indent=2))
+        args.json.write_text(
+            json.dumps({"phases": [asdict(p) for p in phases], "convergence": notes}, indent=2)
+        )
     return 0
 
 

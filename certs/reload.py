@@ -43,8 +43,10 @@ def _fresh_context(cert_file: Path, key_file: Path, client_ca_file: Path | None)
     ctx.set_ciphers(TLS12_CIPHERS)
     ctx.load_cert_chain(cert_file, key_file)
     if client_ca_file is not None:
+        # A certificate presented must verify (or the handshake fails); one not presented is allowed, so the
+        # kubelet's probes get /healthz and /readyz: the webhook answers /mutate only to a verified one.
         ctx.load_verify_locations(cafile=str(client_ca_file))
-        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.verify_mode = ssl.CERT_OPTIONAL
     return ctx
 
 

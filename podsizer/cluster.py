@@ -21,30 +21,72 @@ from podsizer.informer import Informer, WatchLike
 from podsizer.keys import ours
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import UNCONTROLLED, ControllerRef, controller_of
-from podsizer.resources import CPU, GPU, MEMORY
+from podsizer.podspec import CurrentResources
+from podsizer.resources import CPU, CPU_MEMORY, GPU, MEMORY
 from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 
 log = logging.getLogger("podsizer.cluster")
 
 
-
-
 @dataclass(frozen=True)
 class ObjectMeta:
     """The labels and annotations podsizer reads (mode, exclude): only its own `podsizer.io/` keys; a
-    workload's spec.replicas where it has one (the updater's single-replica rule)."""
+    workload's spec.replicas where it has one (the updater's single-replica rule) and its pod template's
+    cpu and memory requests and limits (the change budget's base: podsizer.baseline); None: no template."""
 
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     replicas: int | None = None
+    template: tuple[CurrentResources, ...] | None = None
 
 
-def _meta_of(obj: Mapping[str, Any]) -> ObjectMeta:
+def _template_spec(kind: str, spec: object) -> Mapping[str, Any] | None:
+    """The pod template's spec: spec.jobTemplate.spec.template.spec of a CronJob, else spec.template.spec."""
+    if kind == "CronJob":
+        job = spec.get("jobTemplate") if isinstance(spec, Mapping) else None
+        spec = job.get("spec") if isinstance(job, Mapping) else None
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    pod = template.get("spec") if isinstance(template, Mapping) else None
+    return pod if isinstance(pod, Mapping) else None
+
+
+_NO_AMOUNTS: Mapping[str, str] = MappingProxyType({})
+
+
+def _amounts_text(raw: object) -> Mapping[str, str]:
+    if not isinstance(raw, Mapping):
+        return _NO_AMOUNTS
+    kept = {r: str(raw[r]) for r in CPU_MEMORY if isinstance(raw.get(r), str | int | float)}
+    return MappingProxyType(kept) if kept else _NO_AMOUNTS
+
+
+def template_resources(kind: str, obj: Mapping[str, Any]) -> tuple[CurrentResources, ...] | None:
+    """The cpu and memory requests and limits of a workload's pod template, per container (None: the
+    object has no template, e.g. a Rollout with a workloadRef, or a Namespace)."""
+    pod = _template_spec(kind, obj.get("spec"))
+    if pod is None:
+        return None
+    out: list[CurrentResources] = []
+    for section, init in (("initContainers", True), ("containers", False)):
+        items = pod.get(section)
+        for c in items if isinstance(items, list) else ():
+            name = c.get("name") if isinstance(c, Mapping) else None
+            if not isinstance(name, str):
+                continue
+            res = c.get("resources")
+            res = res if isinstance(res, Mapping) else {}
+            requests, limits = _amounts_text(res.get("requests")), _amounts_text(res.get("limits"))
+            out.append(CurrentResources(sys.intern(name), requests, limits, init))
+    return tuple(out)
+
+
+def _meta_of(obj: Mapping[str, Any], kind: str = "Namespace") -> ObjectMeta:
     m = obj.get("metadata") or {}
     spec = obj.get("spec")
     replicas = spec.get("replicas") if isinstance(spec, Mapping) else None
     count = replicas if type(replicas) is int else None
-    return ObjectMeta(ours(m.get("labels")), ours(m.get("annotations")), count)
+    template = None if kind == "Namespace" else template_resources(kind, obj)
+    return ObjectMeta(ours(m.get("labels")), ours(m.get("annotations")), count, template)
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -305,6 +347,11 @@ class MetadataCache:
         meta = self.workload(ref)
         return None if meta is None else meta.replicas
 
+    def template(self, ref: WorkloadRef) -> tuple[CurrentResources, ...] | None:
+        """The workload's pod template's cpu/memory requests and limits (None: unknown)."""
+        meta = self.workload(ref)
+        return None if meta is None else meta.template
+
     def handler(self, kind: str) -> _MetaHandler:
         return _MetaHandler(self, kind)
 
@@ -312,7 +359,7 @@ class MetadataCache:
         if kind == "Namespace":
             self._namespaces = {_key(o)[1]: _meta_of(o) for o in items}
         else:
-            self._workloads[kind] = {_key(o): _meta_of(o) for o in items}
+            self._workloads[kind] = {_key(o): _meta_of(o, kind) for o in items}
 
     def _event(self, kind: str, etype: str, obj: dict[str, Any]) -> None:
         if kind == "Namespace":
@@ -326,7 +373,7 @@ class MetadataCache:
         if etype == "DELETED":
             current.pop(_key(obj), None)
         else:
-            current[_key(obj)] = _meta_of(obj)
+            current[_key(obj)] = _meta_of(obj, kind)
 
 
 @dataclass(frozen=True)

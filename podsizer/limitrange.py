@@ -203,13 +203,14 @@ def admitted(
     slot: ContainerSlot, resource: str, cluster: ClusterPolicy
 ) -> tuple[Decimal | None, Decimal | None]:
     """The container's request and limit as the cluster admits them: a missing limit gets the
-    LimitRange's default, a missing request the limit (or the default request), as the LimitRanger does."""
+    LimitRange's default, a missing request its own limit, else the default request, as the apiserver
+    and the LimitRanger do."""
     req = quantity(slot.current("requests", resource))
-    lim = quantity(slot.current("limits", resource))
-    if lim is None:
-        lim = cluster.default("limits", resource)
-    if req is None:
-        req = lim if lim is not None else cluster.default("requests", resource)
+    given = quantity(slot.current("limits", resource))
+    lim = given if given is not None else cluster.default("limits", resource)
+    if req is None:  # the pod's own limit (API defaulting), else defaultRequest (itself defaulted to default)
+        req = given if given is not None else cluster.default("requests", resource)
+        req = req if req is not None else lim
     return req, lim
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from decimal import Decimal
 from functools import lru_cache
@@ -17,13 +17,14 @@ from typing import Literal
 
 from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import format_resource
+from podsizer.baseline import Baseline, original_pod, rebase
 from podsizer.bounds import BoundsError, clip, clip_count, policy_for
 from podsizer.keys import APPLIED_KEY as APPLIED_KEY
 from podsizer.keys import DRY_RUN_KEY as DRY_RUN_KEY
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
 from podsizer.plausibility import Guard, Replan, guard_changes
-from podsizer.podspec import FIELDS, Change, ContainerSlot, container_slots, quantity
+from podsizer.podspec import FIELDS, Change, ContainerSlot, CurrentResources, container_slots, quantity
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 from podsizer.resources import CPU_MEMORY, GPU, is_mig
 
@@ -58,6 +59,13 @@ class PodPlan:
     guarded: tuple[
         Guard, ...
     ] = ()  # values the plausibility guard refused or clamped (counted by the webhook)
+    recorded: tuple[Change, ...] | None = None  # from the pod's original values (podsizer.baseline): what
+    # podsizer.io/applied keeps; None: the pod is as it was first admitted, `changes` are that
+
+    @property
+    def record(self) -> tuple[Change, ...]:
+        """The changes the podsizer.io/applied (or dry-run) record holds: from the original values."""
+        return self.changes if self.recorded is None else self.recorded
 
 
 def mode_skip(resolved: Resolved) -> SkipReason | None:
@@ -102,16 +110,52 @@ def plan_pod(
     workload: Metadata | None = None,
     namespace: Metadata | None = None,
     cluster: ClusterPolicy | None = None,
+    template: Sequence[CurrentResources] | None = None,
 ) -> PodPlan:
     """The one pure function every consumer calls; `resolved` defaults to resolving the pod's own
     metadata with `workload` and `namespace` (see podsizer.modes.resolve). `cluster` is the namespace's
-    LimitRanges and quota headroom (the webhook's watched cache); None when not known (reports, console)."""
+    LimitRanges and quota headroom (the webhook's watched cache); None when not known (reports, console).
+    `template`: the workload's pod template's containers, where known (the updater).
+
+    The plan is made for the pod as it was originally (podsizer.baseline: its podsizer.io/applied record,
+    else the template), so the maximum change factor is one budget per workload; `changes` then bring
+    the pod as it is now to that target, `recorded` states them from the original values."""
+    own = pod_metadata(pod)
     if resolved is None:
-        resolved = resolve(policy, pod_metadata(pod), workload, namespace)
+        resolved = resolve(policy, own, workload, namespace)
     skip = mode_skip(resolved)
     if skip is not None:
         return PodPlan(resolved.mode, resolved.gpu_resize, skip=skip)
-    slots = container_slots(pod)
+    current = container_slots(pod)
+    restored = Baseline.of(own.annotations, rec.name, template, cluster).restored(current)
+    if not restored:
+        return _plan(pod, current, rec, policy, resolved, cluster)
+    original = original_pod(pod, restored)
+    slots = container_slots(original)
+    plan = _plan(original, slots, rec, policy, resolved, cluster)
+    if plan.skip not in (None, "no-change", "policy-limited"):
+        return plan
+    by_name = {c.name: c for c in rec.containers}
+    managed = frozenset((s.section, s.index) for s in slots if usable(by_name.get(s.name), policy))
+    changes = rebase(plan.changes, slots, current, managed)  # the target: planned, else the original
+    if not changes:
+        return (
+            plan
+            if plan.skip is not None
+            else replace(plan, changes=(), skip="no-change", recorded=plan.changes)
+        )
+    return replace(plan, changes=changes, skip=None, detail="", recorded=plan.changes)
+
+
+def _plan(
+    pod: Mapping[str, object],
+    slots: Sequence[ContainerSlot],
+    rec: Recommendation,
+    policy: PlanPolicy,
+    resolved: Resolved,
+    cluster: ClusterPolicy | None,
+) -> PodPlan:
+    """Steps 2-7 and the plausibility hook over `pod` as given."""
     by_name = {c.name: c for c in rec.containers}
     matched = [by_name[s.name] for s in slots if s.name in by_name]
     if not matched:

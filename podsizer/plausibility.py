@@ -31,6 +31,10 @@ DEFAULT_MAX_CPU_CORES = 256.0  # the largest common cloud nodes (e.g. 192-224 vC
 DEFAULT_MAX_MEMORY_BYTES = float(4 * 2**40)  # 4Ti: the largest common nodes hold 2-4 TiB
 DEFAULT_MAX_GPUS = 16.0  # 8-GPU nodes are the norm; 16 leaves room for 16-GPU systems
 DEFAULT_MAX_CHANGE_FACTOR = 4.0
+# The least a configured ceiling may be: no node has less than a core or a GiB, and below them every
+# request would be patched to the ceiling (PODSIZER_MAX_CPU_CORES=1e-9 made every CPU request 1m).
+MIN_CEILING_CPU_CORES = 1.0
+MIN_CEILING_MEMORY_BYTES = float(2**30)
 
 Rule = Literal["invalid", "ceiling", "max-change"]
 RULES: tuple[Rule, ...] = ("invalid", "ceiling", "max-change")

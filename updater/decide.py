@@ -9,13 +9,15 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from podsizer.api import Recommendation, WorkloadRef
+from podsizer.baseline import Baseline, key_of
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import Resolved, UpdatePermission
-from podsizer.plan import plan_pod
-from podsizer.podspec import Change
+from podsizer.plan import plan_pod, pod_metadata
+from podsizer.podspec import Change, CurrentResources
 from podsizer.policy import PlanPolicy
 from updater.budget import Budgets, Ledger, eviction_blocker
 from updater.podstate import running
+from updater.replacement import NOT_SIZED, SAME_ON_RECREATE, comes_back_the_same, not_sized_at_admission
 from updater.resize import ResizeStatus, in_place_blocker, resize_body, resize_status, restarts
 from updater.threshold import Band, Threshold, running_changes, significant
 
@@ -49,6 +51,8 @@ class PodFacts:
     bands: Mapping[str, Band] = field(default_factory=dict)
     in_place_rejected: bool = False  # the apiserver refused this pod's last resize: recreate instead
     pdb_allows: int | None = None  # fewest disruptions its PodDisruptionBudgets allow (None: not covered)
+    template: tuple[CurrentResources, ...] | None = None  # the workload's pod template (None: not known)
+    last_eviction: datetime | None = None  # the updater's last eviction of this workload (None: none known)
 
 
 @dataclass(frozen=True)
@@ -78,9 +82,18 @@ def _stuck(status: ResizeStatus, now: datetime, timeout: float) -> str | None:
     return None
 
 
+def anchored(facts: PodFacts, changes: Sequence[Change]) -> bool:
+    """Whether each change's original value is known (the pod's podsizer.io/applied record or the
+    workload's template): an in-place resize of a value known only from the pod itself would make the next
+    pass measure the change factor from the resized value; such a pod is recreated (admission records it)."""
+    known = Baseline.of(pod_metadata(facts.pod).annotations, facts.rec.name, facts.template, facts.cluster)
+    return all(key_of(c) in known.values for c in changes)
+
+
 def decide(facts: PodFacts, policy: UpdaterPolicy, ledger: Ledger, now: datetime) -> Action:
     """Mode, running, resize status, the pod plan (podsizer.plan.plan_pod), threshold, then in place when
-    the mode and the changes allow it, else eviction within the budgets."""
+    the mode and the changes allow it, else eviction within the budgets, unless the replacement would come
+    back as the pod runs now (updater.replacement)."""
     perm = facts.permission
     if not perm.recreate:
         return skip(f"update-mode-{perm.mode}", perm.source)
@@ -94,23 +107,42 @@ def decide(facts: PodFacts, policy: UpdaterPolicy, ledger: Ledger, now: datetime
         return _evict(facts, policy, ledger, now, stuck, (), status.message)
     if status.state != "none":
         return skip(f"resize-{status.state}", status.message)
-    plan = plan_pod(facts.pod, facts.rec, policy.plan, facts.resolved, cluster=facts.cluster)
+    plan = plan_pod(
+        facts.pod, facts.rec, policy.plan, facts.resolved, cluster=facts.cluster, template=facts.template
+    )
     if plan.skip is not None:
         return skip(plan.skip, plan.detail)
     changes = significant(running_changes(facts.pod, plan.changes), policy.threshold, facts.bands)
     if not changes:
         return skip("within-threshold")
-    if not perm.in_place:
-        return _evict(facts, policy, ledger, now, "recreate", changes)
-    blocker = (
-        "resize-rejected" if facts.in_place_rejected else in_place_blocker(facts.pod, changes, facts.usage)
-    )
-    if blocker is None:
-        body = resize_body(facts.pod, changes)
-        return Action("resized", "in-place", changes, body, restarts(facts.pod, changes))
-    if blocker == "memory-below-usage":
-        return skip(blocker, "a memory limit would drop below the container's current usage", changes)
-    return _evict(facts, policy, ledger, now, blocker, changes)
+    reason = "recreate"
+    if perm.in_place:
+        blocker = (
+            "resize-rejected"
+            if facts.in_place_rejected
+            else in_place_blocker(facts.pod, changes, facts.usage)
+        )
+        if blocker is None and not anchored(facts, changes):
+            blocker = "no-baseline"
+        if blocker is None:
+            body = resize_body(facts.pod, changes)
+            return Action("resized", "in-place", changes, body, restarts(facts.pod, changes))
+        if blocker == "memory-below-usage":
+            return skip(blocker, "a memory limit would drop below the container's current usage", changes)
+        reason = blocker
+    futile = _futile(facts, policy)
+    if futile is not None:
+        return skip(futile, f"eviction for {reason} would bring the pod back as it runs", changes)
+    return _evict(facts, policy, ledger, now, reason, changes)
+
+
+def _futile(facts: PodFacts, policy: UpdaterPolicy) -> str | None:
+    """Why evicting this pod would change nothing (updater.replacement), or None."""
+    if not_sized_at_admission(facts.pod, facts.rec.name, facts.last_eviction):
+        return NOT_SIZED
+    if comes_back_the_same(facts, policy):
+        return SAME_ON_RECREATE
+    return None
 
 
 def _evict(

@@ -14,6 +14,7 @@ from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import MetadataLookup, UpdateMode, namespace_excluded, resolve, resolve_update
 from podsizer.owners import ControllerLookup, resolve_pod
 from podsizer.plan import pod_metadata
+from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.snapshot import SnapshotProvider
 from updater.budget import MINUTE, Eviction, Ledger
@@ -48,6 +49,8 @@ class ClusterView(MetadataLookup, Protocol):
     def cluster_policy(self, namespace: str) -> ClusterPolicy | None: ...
 
     def largest_allocatable(self) -> Mapping[str, float]: ...
+
+    def template(self, ref: WorkloadRef) -> tuple[CurrentResources, ...] | None: ...
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class Updater:
         self.clock = clock
         self.ledger = Ledger()
         self._rejected: OrderedDict[str, None] = OrderedDict()
+        self._evicted: OrderedDict[WorkloadRef, datetime] = OrderedDict()  # each workload's last eviction
 
     def candidates(self) -> list[Candidate]:
         """Running pods outside excluded namespaces whose workload has a Recommendation."""
@@ -161,6 +165,8 @@ class Updater:
             cluster=self.cluster.cluster_policy(namespace),
             in_place_rejected=uid in self._rejected,
             pdb_allows=disruptions_allowed(own.labels, self.pdbs.budgets(namespace)),
+            template=self.cluster.template(c.workload),
+            last_eviction=self._evicted.get(c.workload),
         )
 
     def act(self, c: Candidate, action: Action, now: datetime) -> Action:
@@ -177,6 +183,8 @@ class Updater:
             outcome, message = self.api.resize(namespace, name, action.body)
         else:
             outcome, message = self.api.evict(namespace, name)
+        if outcome == "done" and action.kind == "evicted":
+            self._remember_eviction(c.workload, now)
         if outcome != "done":
             if action.kind == "resized" and outcome == "rejected":
                 self._remember_rejected(str((c.pod.get("metadata") or {}).get("uid", "")))
@@ -186,6 +194,12 @@ class Updater:
 
     def _cool(self) -> timedelta:
         return timedelta(seconds=self.config.policy.budgets.workload_cooldown_seconds)
+
+    def _remember_eviction(self, workload: WorkloadRef, at: datetime, keep: int = 10_000) -> None:
+        self._evicted[workload] = at
+        self._evicted.move_to_end(workload)
+        while len(self._evicted) > keep:
+            self._evicted.popitem(last=False)
 
     def _remember_rejected(self, uid: str, keep: int = 10_000) -> None:
         self._rejected[uid] = None

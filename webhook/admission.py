@@ -22,7 +22,7 @@ from podsizer.modes import (
     opted_out,
     resolve,
 )
-from podsizer.plan import EXCLUDED, mode_skip, plan_pod, pod_metadata
+from podsizer.plan import APPLIED_KEY, EXCLUDED, mode_skip, plan_pod, pod_metadata
 from podsizer.plausibility import Guard
 from podsizer.podspec import Change, containers_shape
 from podsizer.policy import PlanPolicy
@@ -241,7 +241,8 @@ class Admitter:
             # ClusterPolicy is a new object whenever a LimitRange or quota there changes; the policy (a value)
             # carries the ceilings, so a Node event that changes the largest allocatable changes the key.
             mode, gpu, large = resolved.mode, resolved.gpu_resize, resolved.allow_large_change
-            key = (id(rec), id(cluster), mode, gpu, large, policy, _annotations_state(pod), shape)
+            applied = pod_metadata(pod).annotations.get(APPLIED_KEY)  # the original values (re-invocation)
+            key = (id(rec), id(cluster), mode, gpu, large, policy, _annotations_state(pod), shape, applied)
             hit = cache.get(key)
             if (
                 hit is not None
@@ -319,7 +320,7 @@ class Admitter:
         builder = PatchBuilder(pod)
         if mode == "auto":
             changes_to_patch(builder, plan.changes)
-        write_record(builder, plan.changes, rec, mode)
+        write_record(builder, plan.record, rec, mode)  # from the original values: re-invocation keeps them
         outcome: Outcome = "applied" if mode == "auto" else "dry-run"
         ops = tuple(builder.ops)
         return Decision(outcome, outcome, ops, workload, rec.name, plan.changes, plan.guarded)

@@ -14,7 +14,7 @@ from podsizer.kubeconfig import in_cluster_api_client
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
-from webhook.app import create_app
+from webhook.app import create_app, refused_calls
 from webhook.certwatch import watch_certificate
 from webhook.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from webhook.file_store import FileStoreLoader
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     watch_certificate(tls, registry, stop, _utcnow)
     app = create_app(settings, holder, owners, registry, _utcnow, metadata)
     try:
-        limits = connection_limits(settings)
+        limits = connection_limits(settings, refused_calls(app))
         serve(app, settings.host, settings.port, tls, settings.log_level, settings.access_log, limits)
     finally:
         stop.set()

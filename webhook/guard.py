@@ -1,9 +1,11 @@
-"""uvicorn's httptools protocol, limited for hostile clients: header bytes, deadlines, client names."""
+"""uvicorn's httptools protocol, limited for hostile clients: header bytes, deadlines, and who may call
+/mutate (a verified client certificate, with an allowed name, when client authentication is on)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -27,8 +29,10 @@ class ConnectionLimits:
     `header_timeout`: from the connection (or the first byte of a request) to the end of its headers.
     `request_timeout`: from the end of the headers to the end of the body (a backstop: the app answers 408
     at its own, shorter body deadline). `keep_alive_timeout`: an idle connection between requests is closed
-    (uvicorn's own timer). `allowed_client_names`: when not empty, a verified client certificate
-    must carry one of them as CN or subjectAltName.
+    (uvicorn's own timer). `client_auth`: only a connection with a verified client certificate may call
+    anything but OPEN_PATHS (401 otherwise, before its body is read); `allowed_client_names`, when not
+    empty: that certificate must carry one of them as CN or subjectAltName (403 otherwise).
+    `on_refused`: told the status of each request refused for want of authentication (a metric).
     """
 
     max_header_bytes: int = 64 * 1024
@@ -36,6 +40,12 @@ class ConnectionLimits:
     request_timeout: float = 15.0
     keep_alive_timeout: int = 30
     allowed_client_names: frozenset[str] = frozenset()
+    client_auth: bool = False
+    on_refused: Callable[[str], None] | None = None
+
+
+OPEN_PATHS = frozenset({b"/healthz", b"/readyz", b"/metrics"})
+"""What a caller without a client certificate may ask for: the kubelet's probes and the scrapes."""
 
 
 class _HeadersTooLarge(Exception):
@@ -72,30 +82,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._exact_head_bytes = 0
         self._deadline: asyncio.TimerHandle | None = None
         self._refused = False
+        self._denied: tuple[bytes, bytes] | None = None
 
     # connection lifetime
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if not self._client_allowed():
-            self._refused = True
-            self.transport.abort()
-            return
+        self._denied = self._authentication() if self.limits.client_auth else None
         self._arm(self.limits.header_timeout, "no request headers")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
 
-    def _client_allowed(self) -> bool:
+    def _authentication(self) -> tuple[bytes, bytes] | None:
+        """Why this connection may not call /mutate (status line and message), or None: it presented a
+        certificate the client CA verified (the handshake refuses one it does not) with an allowed name."""
+        peercert = self.transport.get_extra_info("peercert")
+        if not peercert:
+            return b"401 Unauthorized", b"a client certificate is required"
         allowed = self.limits.allowed_client_names
-        if not allowed:
-            return True
-        names = client_names(self.transport.get_extra_info("peercert"))
-        if names & allowed:
-            return True
-        shown = ", ".join(sorted(names))[:200]
-        log.warning("refused a client certificate naming %s (not in the allowed names)", shown or "nothing")
-        return False
+        names = client_names(peercert)
+        if allowed and not names & allowed:
+            shown = ", ".join(sorted(names))[:200]
+            log.warning("refused a client certificate naming %s (not allowed)", shown or "nothing")
+            return b"403 Forbidden", b"this client certificate may not call the webhook"
+        return None
 
     def _arm(self, seconds: float, what: str) -> None:
         self._disarm()
@@ -180,6 +191,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        denied = self._denied
+        if denied is not None and self.url.split(b"?", 1)[0] not in OPEN_PATHS:
+            if self.limits.on_refused is not None:
+                self.limits.on_refused(denied[0][:3].decode())
+            self._refuse(*denied)  # before the body is read: a forged review costs its headers only
+            return
         self._arm(self.limits.request_timeout, "request body not complete")
         super().on_headers_complete()
 

@@ -33,7 +33,8 @@ class WebhookMetrics:
         )
         self.rejected = Counter(
             "podsizer_webhook_rejected_requests",
-            "Requests refused before admission (400 not an AdmissionReview, 413 too large).",
+            "Requests refused before admission (400 not an AdmissionReview, 401 no client certificate, "
+            "403 a client certificate not allowed, 408 too slow, 413 too large).",
             ["code"],
             registry=registry,
         )

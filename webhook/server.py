@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -16,14 +17,18 @@ from webhook.guard import ConnectionLimits, guarded_protocol
 REQUEST_DEADLINE_SLACK_SECONDS = 5.0
 
 
-def connection_limits(settings: WebhookSettings) -> ConnectionLimits:
-    """The per-connection limits the settings describe."""
+def connection_limits(
+    settings: WebhookSettings, on_refused: Callable[[str], None] | None = None
+) -> ConnectionLimits:
+    """The per-connection limits the settings describe; `on_refused` counts unauthenticated calls."""
     return ConnectionLimits(
         max_header_bytes=settings.max_header_bytes,
         header_timeout=settings.header_timeout_seconds,
         request_timeout=settings.body_timeout_seconds + REQUEST_DEADLINE_SLACK_SECONDS,
         keep_alive_timeout=settings.keep_alive_timeout_seconds,
         allowed_client_names=frozenset(settings.client_allowed_names),
+        client_auth=settings.client_ca_file is not None,
+        on_refused=on_refused,
     )
 
 

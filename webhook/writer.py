@@ -114,4 +114,6 @@ def write_record(
             "%s: no room left under the %d-byte annotation limit; not written", key, ANNOTATIONS_LIMIT
         )
         return
+    if _mapping(_mapping(builder.doc.get("metadata")).get("annotations")).get(key) == value:
+        return  # already there (a re-invoked webhook): no op
     builder.set(["metadata", "annotations", key], value)

@@ -9,11 +9,12 @@ order the codec writes, so a dump is byte-identical to what the store has always
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, model_validator
 from pydantic.alias_generators import to_camel
 
 from podsizer.api.identity import SUPPORTED_KINDS
@@ -125,6 +126,38 @@ def _workload_kind(value: object) -> str:
     return str(value)
 
 
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _shown(value: str) -> str:
+    return repr(value) if len(value) <= 64 else f"{value[:61]!r}... ({len(value)} characters)"
+
+
+def _kubernetes_name(pattern: re.Pattern[str], longest: int, what: str) -> Callable[[object], str]:
+    """A check of a name Kubernetes validates as `pattern` (a DNS-1123 label or subdomain)."""
+
+    def check(value: object) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {_type_name(value)}")
+        if len(value) > longest or not pattern.fullmatch(value):
+            raise ValueError(f"{_shown(value)} is not a Kubernetes name ({what}, {longest} at most)")
+        return value
+
+    return check
+
+
+_dns_label = _kubernetes_name(_DNS_LABEL, 63, "lower-case letters, digits and '-'")
+_dns_subdomain = _kubernetes_name(_DNS_SUBDOMAIN, 253, "lower-case letters, digits, '-' and '.'")
+
+
+def _container_or_wildcard(value: object) -> str:
+    return "*" if value == "*" else _dns_label(value)
+
+
+DnsLabel = Annotated[str, PlainValidator(_dns_label)]
+DnsSubdomain = Annotated[str, PlainValidator(_dns_subdomain)]
+ContainerOrWildcard = Annotated[str, PlainValidator(_container_or_wildcard)]
 Number = Annotated[float, PlainValidator(_number)]
 Fraction = Annotated[float, PlainValidator(_fraction)]
 Count = Annotated[int, PlainValidator(_count)]
@@ -132,7 +165,6 @@ Time = Annotated[datetime, PlainValidator(_time), PlainSerializer(format_time, r
 Quantities = Annotated[dict[str, str], PlainValidator(_quantities)]
 ResourceName = Annotated[str, PlainValidator(_resource_name)]
 WorkloadKind = Annotated[str, PlainValidator(_workload_kind)]
-Name = Annotated[str, Field(min_length=1)]
 
 
 class Wire(BaseModel):
@@ -150,7 +182,7 @@ class WindowWire(Wire):
 
 
 class ContainerWire(Wire):
-    name: Name
+    name: DnsLabel
     requests: Quantities | None = None
     limits: Quantities | None = None
     confidence: Fraction = 0.0
@@ -190,7 +222,7 @@ class StatusWire(Wire):
 
 
 class PolicyWire(Wire):
-    container_name: Name = "*"
+    container_name: ContainerOrWildcard = "*"
     min_allowed: Quantities | None = None
     max_allowed: Quantities | None = None
 
@@ -211,7 +243,7 @@ class ResourcePolicyWire(Wire):
 class TargetRefWire(Wire):
     api_version: str | None = None
     kind: WorkloadKind
-    name: Name
+    name: DnsSubdomain
 
 
 class SpecWire(Wire):
@@ -220,8 +252,8 @@ class SpecWire(Wire):
 
 
 class MetadataWire(Wire):
-    name: str | None = None
-    namespace: Name
+    name: DnsSubdomain | None = None
+    namespace: DnsLabel
     resource_version: str | None = None
 
 
@@ -233,3 +265,17 @@ class RecommendationWire(Wire):
     metadata: MetadataWire
     spec: SpecWire
     status: StatusWire
+
+    @model_validator(mode="after")
+    def _the_workloads_own(self) -> Self:
+        """One Recommendation per workload, named <kind-lowercase>-<name>: another object for the same
+        workload must not shadow it (whichever was read last would win)."""
+        ref = self.spec.target_ref
+        expected = f"{ref.kind.lower()}-{ref.name}"
+        if self.metadata.name is not None and self.metadata.name != expected:
+            raise FieldPathError(
+                "metadata.name",
+                f"{_shown(self.metadata.name)} is not the Recommendation of {ref.kind} {ref.name}, "
+                f"which is named {expected!r}",
+            )
+        return self

@@ -13,6 +13,8 @@ from podsizer.plausibility import (
     DEFAULT_MAX_CPU_CORES,
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_MEMORY_BYTES,
+    MIN_CEILING_CPU_CORES,
+    MIN_CEILING_MEMORY_BYTES,
     Ceilings,
 )
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
@@ -44,7 +46,8 @@ def comma_list(value: object) -> object:
 class SharedSettings(BaseModel):
     """Settings of every role (PODSIZER_<NAME>, --<name>); the field description is the flag's help."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # inf or nan is never a setting: a timeout of inf kept a slow client's connection open for ever
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # The Recommendation store
     store: StoreKind = Field(
@@ -91,13 +94,13 @@ class SharedSettings(BaseModel):
     # Plausibility guard (pod plan and recommender): the largest node's allocatable lowers them where known
     max_cpu_cores: float = Field(
         default=DEFAULT_MAX_CPU_CORES,
-        gt=0,
+        ge=MIN_CEILING_CPU_CORES,
         allow_inf_nan=False,
         description="most CPU for one container (cores or e.g. 64000m); a smaller largest node lowers it",
     )
     max_memory_bytes: float = Field(
         default=DEFAULT_MAX_MEMORY_BYTES,
-        gt=0,
+        ge=MIN_CEILING_MEMORY_BYTES,
         le=2**63 - 1,
         allow_inf_nan=False,
         description="most memory for one container (bytes or e.g. 4Ti); a smaller largest node lowers it",

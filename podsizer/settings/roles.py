@@ -601,13 +601,13 @@ class WebhookSettings(SharedSettings):
         default=64 * 1024, ge=4096, description="larger request lines plus headers get HTTP 431"
     )
     header_timeout_seconds: float = Field(
-        default=10.0, gt=0, description="a connection must send a request's headers within this"
+        default=10.0, gt=0, le=300, description="a connection must send a request's headers within this"
     )
     body_timeout_seconds: float = Field(
-        default=10.0, gt=0, description="a request's body must arrive within this (HTTP 408)"
+        default=10.0, gt=0, le=300, description="a request's body must arrive within this (HTTP 408)"
     )
     keep_alive_timeout_seconds: int = Field(
-        default=30, ge=1, description="an idle keep-alive connection is closed after this"
+        default=30, ge=1, le=3600, description="an idle keep-alive connection is closed after this"
     )
     offload_body_bytes: int = Field(
         default=256 * 1024, ge=0, description="reviews larger than this are decoded and decided in a thread"

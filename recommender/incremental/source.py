@@ -34,6 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from podsizer.api.identity import WorkloadRef
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError, ReadResult
 from recommender.incremental.model import UsageModel, view
 from recommender.incremental.pods import KnownPods
@@ -230,6 +231,9 @@ class IncrementalSource:
     ) -> UsageSnapshot:
         """The model's containers and demand, with the window's GPUs, autoscalers, nodes and skipped pods."""
         src, (start, end) = self.source, window
+        unseen = _drop_unseen(model, raw, resolve)
+        if unseen:
+            log.info("%d states of workloads with no pod in the window left out (not seen)", unseen)
         part = aggregate(
             replace(raw, start=start, containers=(), ooms=(), cluster=""),
             source=self.name,
@@ -356,8 +360,12 @@ class IncrementalSource:
             at = float(cp.meta.get("covered_until", math.nan))
             if not math.isfinite(at):
                 return None, f"{_name(key)}: no time up to which it holds samples"
+            made = float(cp.meta.get("built_at", at))
+            wrong = _implausible_time(at, "covered_until") or _implausible_time(made, "built_at")
+            if wrong:
+                return None, f"{_name(key)}: {wrong}"
             covered[key] = at
-            built.append(float(cp.meta.get("built_at", at)))
+            built.append(made)
             model.states.update(cp.states)
         model.covered_until, model.built_at = max(covered.values()), min(built)
         model.behind = {k: t for k, t in covered.items() if k is not None and t < model.covered_until}
@@ -385,6 +393,29 @@ class IncrementalSource:
             r.kind, why, read, r.seconds, r.states, r.state_bytes / 1024,
             f", {r.forgotten} states older than the window dropped" if r.forgotten else "",
         )  # fmt: skip
+
+
+def _drop_unseen(model: UsageModel, raw: RawDataset, resolve: Resolver) -> int:
+    """Drops the states of workloads none of the window's pods belongs to (the source does not report
+    them: a checkpoint's states alone never become a recommendation); returns how many."""
+    live = {w for p in raw.pods if isinstance(w := resolve(p.namespace, p.name), WorkloadRef)}
+    gone = [k for k in model.states if k.workload not in live]
+    for k in gone:
+        del model.states[k]
+    return len(gone)
+
+
+EARLIEST_TIME = datetime(2000, 1, 1, tzinfo=UTC).timestamp()
+FUTURE_SLACK_S = 86400.0
+
+
+def _implausible_time(at: float, what: str) -> str:
+    """Why a checkpoint's time is not one it can hold ("" when it is): before 2000, or more than a day
+    ahead of this clock (one value out of range must discard the checkpoint, not fail every cycle)."""
+    latest = time.time() + FUTURE_SLACK_S
+    if math.isfinite(at) and EARLIEST_TIME <= at <= latest:
+        return ""
+    return f"{what} {at!r} is not a time a checkpoint can hold (2000-01-01 .. now + 1 day)"
 
 
 def _name(key: BlobKey) -> str:

@@ -13,7 +13,17 @@ facts (u32 length + JSON).
 
 Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
 or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
-the reason and rebuilds from the source.
+the reason and rebuilds from the source. Decompression is bounded: no field longer than its limit
+(MAX_KEY_BYTES, MAX_OOMS_READ, a histogram's bucket count, MAX_FACTS_BYTES) is ever inflated, so at most
+one field lies uncompressed in memory. Writing never stores a non-finite value: an infinite peak or
+demand hour (a float32 overflow of an absurd sample) is written as NaN (no value), an infinite request
+or limit is left out, a weight is held under float32's largest.
+
+Trust: the checksum detects damage, not forgery (it is not keyed). Who can write a checkpoint decides
+what the recommender starts from, so only the recommender may: the file's permissions, or, in a cluster,
+RBAC that grants write on usagecheckpoints.podsizer.io to the recommender's ServiceAccount alone
+(docs/install.md "Usage checkpoints"); and whatever a checkpoint holds is sized by the same rules as
+fresh samples, and only for workloads the source still reports.
 """
 
 from __future__ import annotations
@@ -25,8 +35,10 @@ import struct
 import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
 from recommender.model import FloatArray
@@ -48,6 +60,10 @@ _I64 = struct.Struct("<q")
 _COUNTS = struct.Struct("<IQ")  # states, body length
 _SCALARS = struct.Struct("<ddddqqQ")
 _DIGEST = 16
+MAX_KEY_BYTES = 4096  # the JSON key of a state: names Kubernetes limits to a few hundred characters
+MAX_OOMS_READ = 1024  # a state keeps MAX_OOMS; more is not a checkpoint of ours
+MAX_FACTS_BYTES = 1 << 20  # pod labels (and annotations) are within the apiserver's 256 KiB
+_F4_MAX = float(np.finfo(np.float32).max)
 SCHEMES = (CPU_BUCKETS, MEMORY_BUCKETS, ACTIVITY_BUCKETS, FRAMEBUFFER_BUCKETS)
 """The histograms of a state in record order: cpu, memory, gpu activity, gpu framebuffer."""
 
@@ -99,8 +115,14 @@ def _hist_bytes(h: Histogram | None) -> bytes:
     return (
         struct.pack("<BdH", 1, h.reference, idx.size)
         + idx.astype("<u2").tobytes()
-        + w.astype("<f4").tobytes()
+        + np.minimum(w, _F4_MAX).astype("<f4").tobytes()
     )
+
+
+def _finite(values: npt.NDArray[np.floating[Any]], dtype: str) -> bytes:
+    """The array as `dtype`, an infinite value (or one beyond float32) written as NaN: no value."""
+    out = values.astype(dtype)
+    return np.where(np.isinf(out), np.nan, out).astype(dtype).tobytes()
 
 
 def _record(key: StateKey, s: UsageState) -> bytes:
@@ -113,9 +135,9 @@ def _record(key: StateKey, s: UsageState) -> bytes:
     hists = (s.cpu, s.memory, s.gpu_activity, s.gpu_framebuffer)
     facts = _facts_json(s.facts)
     tail = [
-        s.day_peaks.astype("<f8").tobytes(),
+        _finite(s.day_peaks, "<f8"),
         _I64.pack(s.newest_hour),
-        s.demand.astype("<f4").tobytes(),
+        _finite(s.demand, "<f4"),
         _U32.pack(len(facts)),
         facts,
     ]
@@ -125,8 +147,8 @@ def _record(key: StateKey, s: UsageState) -> bytes:
 def _facts_json(f: Facts) -> bytes:
     return json.dumps(
         {
-            "requests": f.requests,
-            "limits": f.limits,
+            "requests": {k: v for k, v in f.requests.items() if math.isfinite(v)},
+            "limits": {k: v for k, v in f.limits.items() if math.isfinite(v)},
             "labels": f.labels,
             **({"annotations": f.annotations} if f.annotations else {}),
             "init": f.init_container,
@@ -236,6 +258,8 @@ def _read_hist(r: _Reader, scheme: BucketScheme, half_life_s: float | None) -> H
     if r.unpack(_U8)[0] == 0:
         return None
     reference, n = r.unpack(_HIST)
+    if int(n) > scheme.count:
+        raise CorruptCheckpoint(f"a histogram of {n} buckets, more than its scheme's {scheme.count}")
     idx = np.frombuffer(r.take(2 * int(n)), dtype="<u2").astype(np.intp)
     w = np.frombuffer(r.take(4 * int(n)), dtype="<f4").astype(np.float32)
     if not math.isfinite(reference) or (
@@ -251,10 +275,14 @@ def _read_hist(r: _Reader, scheme: BucketScheme, half_life_s: float | None) -> H
 
 def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageState]:
     (length,) = r.unpack(_U16)
+    if int(length) > MAX_KEY_BYTES:
+        raise CorruptCheckpoint(f"a state key of {length} bytes (at most {MAX_KEY_BYTES})")
     cluster, namespace, kind, name, container, template = json.loads(r.take(int(length)))
     key = StateKey(WorkloadRef(namespace, kind, name, cluster), container, template)
     cpu_peak, mem_peak, first, last, samples, day, mask = r.unpack(_SCALARS)
     (n_ooms,) = r.unpack(_U16)
+    if int(n_ooms) > MAX_OOMS_READ:
+        raise CorruptCheckpoint(f"{n_ooms} OOM kills in one state (at most {MAX_OOMS_READ})")
     ooms = tuple(OomEvent(*map(float, r.unpack(_OOM))) for _ in range(int(n_ooms)))
     cpu, mem, act, fb = (_read_hist(r, scheme, half_life_s) for scheme in SCHEMES)
     state = UsageState.empty(half_life_s)
@@ -266,6 +294,8 @@ def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageS
     (state.newest_hour,) = map(int, r.unpack(_I64))
     state.demand = _floats(r, (3, DEMAND_HOURS), "<f4").astype(np.float32)
     (facts_len,) = r.unpack(_U32)
+    if int(facts_len) > MAX_FACTS_BYTES:
+        raise CorruptCheckpoint(f"facts of {facts_len} bytes (at most {MAX_FACTS_BYTES})")
     state.facts = _facts(r.take(int(facts_len)))
     return key, state
 

@@ -7,8 +7,10 @@ from recommender.output.tables import Table, tables
 
 
 def cell(text: str) -> str:
-    """A table cell: pipes and newlines cannot break the row, `<` cannot start HTML."""
-    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;") or " "
+    """A table cell: pipes and newlines cannot break the row, `<` cannot start HTML or an autolink, and
+    `[`/`]` cannot make a link or image (`[x](javascript:...)` in a reason stays text)."""
+    escaped = " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+    return escaped.replace("[", "\\[").replace("]", "\\]") or " "
 
 
 def table(t: Table) -> list[str]:

@@ -267,6 +267,7 @@ def recommend_workload(
         g = gpu_sizing.get(name)
         requests, limits = s.formatted() if s is not None else ({}, {})
         reasons = [s.reason] if s is not None else []
+        capped = ""
         if g is not None:
             reasons.append(g.reason)
             if g.resource is not None:
@@ -279,8 +280,11 @@ def recommend_workload(
         else:
             confidence = _gpu_confidence([x for x in gpus if x.container == name], policy)
             low = is_low(confidence, policy)
-            if low:
+            if low and not capped:
                 reasons.append(f"low confidence {confidence:.2f} (short GPU history): not applied")
+        if capped:  # beyond the ceiling: no real container's count, refused (as static.implausible_series)
+            confidence, low = 0.0, True
+            reasons.append("implausible GPU count: not applied")
         out.append(
             ContainerRecommendation(
                 name=name,

@@ -152,9 +152,25 @@ def finish(
     low = conf.is_low(value, policy)
     history = [usage.recency_note] if usage.recency_note else []  # e.g. a replaced template left out
     reason = "; ".join([p for p in [prefix] if p] + parts + history + notes)
-    if low:
+    refused = implausible_series({r: round_resource(r, e.value) for r, e in estimates.items()}, top)
+    if refused is not None:
+        value, low = 0.0, True
+        reason += f"; {refused}: not applied"
+    elif low:
         reason += f"; low {judged.text}: not applied"
     return ContainerSizing(usage.container, requests, limits, reason, value, low, tuple(notes))
+
+
+def implausible_series(estimates: Mapping[Resource, float], ceilings: Ceilings) -> str | None:
+    """Why a container's series is not believed, or None: an estimate (before bounds) at or beyond its
+    ceiling (the largest node's allocatable, else the configured one) is a series no container can have,
+    and is refused (confidence 0, never applied) rather than recommended as the ceiling."""
+    for resource, value in estimates.items():
+        ceiling = ceilings.of(resource)
+        if ceiling is not None and value >= float(round_down(resource, Decimal(repr(ceiling)))):
+            top = fmt(resource, float(round_down(resource, Decimal(repr(ceiling)))))
+            return f"implausible {resource} series: the estimate reaches {ceilings.where} {top}"
+    return None
 
 
 def _capped(resource: Resource, value: float, ceilings: Ceilings) -> tuple[float, str]:

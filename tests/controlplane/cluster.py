@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import ssl
@@ -29,6 +30,8 @@ from tests.controlplane.processes import ManagedProcess, free_port
 
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+ADMISSION_CLIENT = "podsizer-apiserver-client"
+"""The CN of the client certificate the apiserver presents to every admission webhook (as the chart's)."""
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_.-]+")
 _Probe = Callable[[], tuple[bool, str]]
 
@@ -58,7 +61,9 @@ def _http_ok(url: str, verify: ssl.SSLContext | bool) -> _Probe:
 class ControlPlane:
     """A real control plane: etcd (fresh data dir), kube-apiserver (RBAC; x509 and SA tokens), the KCM, the
     scheduler, and kwok playing the kubelet of `node_count` fake nodes (`node_names`, DEFAULT_SHAPE).
-    `apiserver_args` are added to kube-apiserver's command line (e.g. an audit log for a benchmark).
+    `apiserver_args` are added to kube-apiserver's command line (e.g. an audit log for a benchmark). The
+    apiserver presents a client certificate (CN ADMISSION_CLIENT, from `admission_client_ca_file`'s CA) to
+    every admission webhook, through its AdmissionConfiguration (docs/webhook.md#authenticated-admission).
 
     Use as a context manager, or call start() and stop(). Every process logs to a file under `log_dir`.
     """
@@ -102,6 +107,11 @@ class ControlPlane:
     def server(self) -> str:
         """The apiserver's URL, https://127.0.0.1:<port>."""
         return f"https://127.0.0.1:{self.secure_port}"
+
+    @property
+    def admission_client_ca_file(self) -> Path:
+        """The CA of the client certificate the apiserver presents to admission webhooks."""
+        return self.pki_dir / "admission" / "ca.crt"
 
     @property
     def ca_file(self) -> Path:
@@ -233,6 +243,28 @@ class ControlPlane:
         )
         self._admin = self.ca.issue_client("admin", "podsizer-test-admin", ["system:masters"])
         self._sa_keys = write_service_account_keys(self.pki_dir)
+        self._admission_config = self._write_admission_config()
+
+    def _write_admission_config(self) -> Path:
+        """What a cluster administrator writes for authenticated admission: the client certificate (from a
+        CA of its own), a kubeconfig presenting it to every webhook (user "*") and the
+        AdmissionConfiguration naming that kubeconfig for the mutating webhook plugin."""
+        directory = self.pki_dir / "admission"
+        directory.mkdir(parents=True, exist_ok=True)
+        client_cert = CertificateAuthority(directory, "podsizer-test-admission-ca").issue_client(
+            "apiserver-client", ADMISSION_CLIENT, []
+        )
+        kubeconfig = directory / "webhooks.kubeconfig"
+        user = {"client-certificate": str(client_cert.cert), "client-key": str(client_cert.key)}
+        users = [{"name": "*", "user": user}]
+        kubeconfig.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "users": users}))
+        group = "apiserver.config.k8s.io/v1"
+        webhooks = {"kind": "WebhookAdmissionConfiguration", "kubeConfigFile": str(kubeconfig)}
+        plugins = [{"name": "MutatingAdmissionWebhook", "configuration": {"apiVersion": group, **webhooks}}]
+        config = directory / "admission.yaml"
+        body = {"apiVersion": group, "kind": "AdmissionConfiguration", "plugins": plugins}
+        config.write_text(json.dumps(body))
+        return config
 
     def _spawn(self, name: str, argv: list[str]) -> ManagedProcess:
         proc = ManagedProcess(name, argv, self.log_dir / f"{name}.log")
@@ -309,6 +341,7 @@ class ControlPlane:
                 f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
                 f"--service-account-key-file={self._sa_keys.cert}",
                 f"--service-account-signing-key-file={self._sa_keys.key}",
+                f"--admission-control-config-file={self._admission_config}",
                 "--v=1",
                 *self.apiserver_args,
             ],

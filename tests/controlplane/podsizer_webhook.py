@@ -14,6 +14,7 @@ from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
 from certs.generate import generate_bundle, write_bundle
+from tests.controlplane.cluster import ADMISSION_CLIENT
 from tests.controlplane.kube import create_objects
 from tests.controlplane.processes import ManagedProcess, free_port
 
@@ -34,10 +35,16 @@ class WebhookProcess:
         kubeconfig: Path,
         settings: Mapping[str, str] | None = None,
         root: Path | None = None,
+        client_ca: Path | None = None,
     ) -> None:
+        """`client_ca`: /mutate only for the apiserver's client certificate (CN ADMISSION_CLIENT) it signed,
+        as the chart sets it up; the probes and /metrics, read here without a certificate, stay open."""
         self.workdir = workdir
         self.kubeconfig = kubeconfig
         self.settings = dict(settings or {})
+        if client_ca is not None:
+            self.settings.setdefault("client-ca-file", str(client_ca))
+            self.settings.setdefault("client-allowed-names", ADMISSION_CLIENT)
         self.root = root or Path(__file__).resolve().parents[2]
         self.port = free_port()
         bundle = generate_bundle(

@@ -86,14 +86,18 @@ def webhook_kubeconfig(control_plane: ControlPlane, chart_rbac: bool) -> Path:
 
 @pytest.fixture(scope="session")
 def podsizer_webhook(
+    control_plane: ControlPlane,
     admin_client: client.ApiClient,
     podsizer_crds: list[dict[str, Any]],
     webhook_kubeconfig: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[WebhookProcess]:
-    """`python -m webhook` (store=crd, default mode dry-run) registered for namespaces from make_namespace."""
+    """`python -m webhook` (store=crd, default mode dry-run) registered for namespaces from make_namespace;
+    with client-certificate verification on, as the chart installs it (the apiserver presents its own)."""
     kubeconfig = webhook_kubeconfig
-    hook = WebhookProcess(tmp_path_factory.mktemp("webhook"), kubeconfig)
+    hook = WebhookProcess(
+        tmp_path_factory.mktemp("webhook"), kubeconfig, client_ca=control_plane.admission_client_ca_file
+    )
     hook.start()
     register_webhook(admin_client, WEBHOOK_CONFIGURATION, hook, {E2E_NAMESPACE_LABEL: "true"})
     try:

@@ -182,3 +182,37 @@ def test_the_recommender_service_account_keeps_checkpoints_and_the_webhooks_cann
     with pytest.raises(client.ApiException) as refused:
         client.CustomObjectsApi(webhook).list_cluster_custom_object(G, V, PLURAL)
     assert refused.value.status == 403
+
+
+def test_a_namespace_admin_cannot_forge_a_checkpoint(
+    control_plane: ControlPlane, admin_client: client.ApiClient, two_namespaces: tuple[str, str]
+) -> None:
+    """The checksum is not keyed: RBAC is what keeps forged checkpoints out. The built-in admin and edit
+    roles do not reach usagecheckpoints (the CRD aggregates to neither), so a namespace's own admin cannot
+    write one there (docs/install.md "Usage checkpoints")."""
+    a, _ = two_namespaces
+    rbac = client.RbacAuthorizationV1Api(admin_client)
+    for role in ("admin", "edit"):
+        rbac.create_namespaced_role_binding(a, {
+            "metadata": {"name": f"ns-{role}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": f"ns-{role}"}],
+        })  # fmt: skip
+    body = {
+        "apiVersion": f"{G}/{V}",
+        "kind": KIND,
+        "metadata": {"name": "deployment-web", "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+        "spec": {
+            "targetRef": {"kind": "Deployment", "name": "web"},
+            "cluster": "",
+            "data": "AA==",
+            "bytes": 1,
+        },
+    }
+    for role in ("admin", "edit"):
+        user = client.CustomObjectsApi(control_plane.client_for_user(f"ns-{role}"))
+        # the binding is seen once the user may do what the role grants (RBAC is informer-fed)
+        wait_for(lambda u=user: client.CoreV1Api(u.api_client).list_namespaced_pod(a) is not None, "role")
+        with pytest.raises(client.ApiException) as refused:
+            user.create_namespaced_custom_object(G, V, a, PLURAL, body)
+        assert refused.value.status == 403

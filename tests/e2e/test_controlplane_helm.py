@@ -101,7 +101,9 @@ def test_helm_install_creates_every_object_and_the_controllers_run_them(
     assert hook["timeoutSeconds"] <= 5
     assert hook["clientConfig"]["service"]["namespace"] == namespace
     # The serving pair; the CA and its key (for renewal) sit in a second, Opaque Secret no pod mounts.
-    (secret,) = [m for m in manifests if m["kind"] == "Secret" and m.get("type") == "kubernetes.io/tls"]
+    (secret,) = [
+        m for m in manifests if m["kind"] == "Secret" and m["metadata"]["name"].endswith("-webhook-tls")
+    ]
     stored_secret = client.CoreV1Api(admin_client).read_namespaced_secret(
         secret["metadata"]["name"], namespace
     )
@@ -109,6 +111,49 @@ def test_helm_install_creates_every_object_and_the_controllers_run_them(
     assert base64.b64decode(hook["clientConfig"]["caBundle"]) == base64.b64decode(
         stored_secret.data["ca.crt"]
     )
+
+
+@pytest.fixture
+def api_server_slice(admin_client: client.ApiClient) -> Iterator[str]:
+    """EndpointSlice default/kubernetes as a cluster publishes it. This control plane cannot publish its own:
+    its address is 127.0.0.1, which the API refuses ("may not be in the loopback range")."""
+    body = {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": "kubernetes", "labels": {"kubernetes.io/service-name": "kubernetes"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.0.0.5"]}],
+        "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
+    }
+    discovery = client.DiscoveryV1Api(admin_client)
+    discovery.create_namespaced_endpoint_slice("default", body)
+    try:
+        yield "10.0.0.5/32"
+    finally:
+        discovery.delete_namespaced_endpoint_slice("kubernetes", "default")
+
+
+def test_helm_install_restricts_the_webhook_port_to_the_api_server_and_keeps_its_client_certificate(
+    control_plane: ControlPlane,
+    admin_client: client.ApiClient,
+    api_server_slice: str,
+    helm_release: tuple[Path, str],
+) -> None:
+    """The NetworkPolicy admits the kubernetes Service's endpoints (the API servers), read at install, not
+    any address; the API server's client certificate survives an upgrade (helm lookup)."""
+    helm, namespace = helm_release
+    net = client.NetworkingV1Api(admin_client)
+    policy = to_dict(
+        admin_client, net.read_namespaced_network_policy(f"{RELEASE}-podsizer-webhook", namespace)
+    )
+    peers = [p for rule in policy["spec"]["ingress"] for p in rule["from"]]
+    assert {"ipBlock": {"cidr": api_server_slice}} in peers
+    assert all(p.get("ipBlock", {}).get("cidr") != "0.0.0.0/0" for p in peers)
+    core = client.CoreV1Api(admin_client)
+    secret = f"{RELEASE}-podsizer-webhook-client"
+    before = core.read_namespaced_secret(secret, namespace).data
+    _helm(helm, control_plane.kubeconfig_path, "upgrade", RELEASE, str(CHART), "--namespace", namespace)
+    assert core.read_namespaced_secret(secret, namespace).data == before
 
 
 def test_helm_uninstall_removes_the_webhook_configuration(

@@ -286,6 +286,37 @@ def test_a_recreate_workload_is_evicted_one_pod_at_a_time(
     )
 
 
+def test_issue_28_recreate_under_sized_template_evicts_each_pod_once_then_stops(
+    admin_client: client.ApiClient,
+    podsizer_webhook: WebhookProcess,
+    make_namespace: NamespaceFactory,
+    start_updater: UpdaterFactory,
+) -> None:
+    """Template 100m/128Mi, recommendation 1000m/1Gi (beyond the change factor): each pod is evicted once
+    and comes back at 400m/512Mi, which is what admission gives, and is not evicted again (it was, every
+    pass, without end)."""
+    ns = make_namespace(mode="auto")
+    small = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    _, _, before = _running(
+        admin_client,
+        ns,
+        "Deployment",
+        "web",
+        2,
+        small,
+        {UPDATE_MODE: "recreate"},
+        {"cpu": "1", "memory": "1Gi"},
+    )
+    run = start_updater()
+    after = _converged(admin_client, ns, 2, {"requests": {"cpu": "400m", "memory": "512Mi"}})
+    settled = run.passes
+    wait_for(lambda: run.passes >= settled + 10 or None, "ten more updater passes", timeout_s=60)
+    assert run.count("evicted", "recreate") == 2, run.summary()
+    now = [p for p in _deployment_pods(admin_client, ns) if not p["metadata"].get("deletionTimestamp")]
+    assert {p["metadata"]["uid"] for p in now} == {p["metadata"]["uid"] for p in after}
+    assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
+
+
 def test_a_single_replica_workload_is_left_alone_without_its_annotation(
     admin_client: client.ApiClient,
     podsizer_webhook: WebhookProcess,

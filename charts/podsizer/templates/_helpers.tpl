@@ -55,6 +55,27 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-tls" (include "podsizer.webhook.fullname" .)) .Values.certs.secretName }}
 {{- end }}
 
+{{- define "podsizer.webhook.clientSecretName" -}}
+{{- printf "%s-client" (include "podsizer.webhook.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- /* The API server's client certificate's CN when the chart makes it. */ -}}
+{{- define "podsizer.webhook.clientName" -}}
+podsizer-apiserver-client
+{{- end }}
+
+{{- /* "configmap" (the user's CA), "chart" (the chart's own client Secret) or "" (client auth off). */ -}}
+{{- define "podsizer.webhook.clientAuthSource" -}}
+{{- $c := .Values.webhook.clientAuth }}
+{{- if $c.enabled }}
+{{- if $c.caConfigMap }}configmap
+{{- else if has .Values.certs.mode (list "generate" "cert-manager") }}chart
+{{- else }}
+{{- fail (printf "webhook.clientAuth.enabled with certs.mode=%s needs webhook.clientAuth.caConfigMap (the CA of the API server's client certificate), or webhook.clientAuth.enabled=false where the API server cannot present one (docs/webhook.md#authenticated-admission)" .Values.certs.mode) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "podsizer.webhook.caSecretName" -}}
 {{- printf "%s-ca" (include "podsizer.webhook.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}

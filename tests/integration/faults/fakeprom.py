@@ -6,6 +6,7 @@ recommender/input/prometheus/queries.py puts in them. Modes (`FakeProm.mode`):
 
 - ok: the dataset as it is.
 - outlier: one memory point of 2^64-1 bytes.  overflow: one CPU and one memory point of 1e300.
+- absurd: every CPU and memory point 1e300 (a persistent absurd series).
 - negative: every CPU and memory point negative.  nan: NaN, +Inf and -Inf points, and a `1e400`.
 - huge: every CPU and memory range answer padded with `pad_bytes` of junk series whatever its time range,
   streamed chunked (no Content-Length: the client cannot know the size before reading).
@@ -58,7 +59,7 @@ class FakeProm:
         mode, middle = self.mode, i == n // 2
         if mode == "outlier" and metric == "memory" and middle:
             return str(2**64 - 1)
-        if mode == "overflow" and middle:
+        if (mode == "overflow" and middle) or mode == "absurd":
             return "1e300"
         if mode == "negative":
             return "-5" if metric == "cpu" else "-1048576"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
 from podsizer.settings import RecommenderSettings, load_from_args
 from podsizer.settings import add_arguments as add_setting_arguments
 from podsizer.subject import Subject
@@ -30,6 +31,7 @@ from recommender.runner import Runner, engine_recommender
 from recommender.wiring import Wiring, build_prices, build_prometheus_source
 from tests.integration.faults.conftest import recommend
 from tests.integration.faults.fakeprom import MEMORY_BYTES, Served
+from tests.unit.webhook import builders as wb
 
 CEILINGS = RecommenderSettings().ceilings()
 SETTING = "PODSIZER_PROMETHEUS_MAX_RESPONSE_BYTES"
@@ -72,6 +74,24 @@ def test_1e300_cpu_and_memory_samples_and_requests_neither_crash_nor_reach_the_s
     assert all(v <= CEILINGS.memory_bytes for v in got.memory_requests())
     assert all(v <= CEILINGS.cpu_cores for v in got.cpu_requests())
     assert got.memory_requests() and got.cpu_requests()
+
+
+def test_a_persistent_absurd_series_is_refused_not_recommended_at_the_ceiling(
+    prom: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every sample 1e300: stored low-confidence (confidence 0) with the reason, so the webhook applies
+    nothing even to a pod without requests that opts in to large changes (it got the ceilings before)."""
+    prom.fake.mode = "absurd"
+    got = recommend(prom.url, tmp_path / "recs.json", capsys)
+    assert got.status == 0, got.stderr
+    (container,) = got.stored[0].containers
+    assert (container.low_confidence, container.confidence) == (True, 0.0)
+    assert "implausible cpu series: the estimate reaches the configured ceiling 256000m" in container.reason
+    pod = wb.replicaset_pod(
+        containers=[wb.container("app")], annotations={ALLOW_LARGE_CHANGE_KEY: "true"}, template_hash="6d4b"
+    )
+    reply, decision = wb.admitter(got.stored[0]).review(wb.review(pod))
+    assert (decision.reason, wb.decode_patch(reply)) == ("low-confidence", [])
 
 
 def test_negative_samples_do_not_replace_a_stored_recommendation_with_floors(

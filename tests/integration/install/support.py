@@ -89,7 +89,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("service-ca", values_files=("values-openshift.yaml",)),
     Scenario(
         "secret",
-        ("certs.mode=secret", "certs.secretName=my-webhook-tls", "certs.caBundle=Y2EK"),
+        (
+            "certs.mode=secret",
+            "certs.secretName=my-webhook-tls",
+            "certs.caBundle=Y2EK",
+            "webhook.clientAuth.caConfigMap=apiserver-client-ca",
+        ),
     ),
     Scenario("dcgm-counters", ("dcgmCounters.enabled=true", "dcgmCounters.namespace=gpu-operator")),
     Scenario(

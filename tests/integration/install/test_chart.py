@@ -119,11 +119,18 @@ def _tls_volume_secret(docs: list[dict[str, Any]]) -> str:
     return name
 
 
+def _serving_certificate(docs: list[dict[str, Any]]) -> Mapping[str, Any]:
+    """The webhook's serving Certificate (the other one is the API server's client certificate)."""
+    (cert,) = [c for c in objects_of(docs, "Certificate") if c["spec"]["secretName"] == SECRET]
+    return cert
+
+
 def test_generate_mode_makes_a_ca_signed_certificate_for_the_service(render: Render) -> None:
     docs = render(SCENARIOS[0])
-    secrets = {s["type"]: s for s in objects_of(docs, "Secret")}
-    assert sorted(secrets) == ["Opaque", "kubernetes.io/tls"]
-    secret, ca_secret = secrets["kubernetes.io/tls"], secrets["Opaque"]
+    secrets = {s["metadata"]["name"]: s for s in objects_of(docs, "Secret")}
+    assert sorted(secrets) == ["podsizer-webhook-ca", "podsizer-webhook-client", SECRET]  # client: clientAuth
+    secret, ca_secret = secrets[SECRET], secrets["podsizer-webhook-ca"]
+    assert (secret["type"], ca_secret["type"]) == ("kubernetes.io/tls", "Opaque")
     assert secret["metadata"]["name"] == _tls_volume_secret(docs)
     # the CA's key is kept for renewal in a Secret of its own that the webhook never mounts
     assert "ca.key" not in secret["data"] and ca_secret["data"]["ca.crt"] == secret["data"]["ca.crt"]
@@ -168,7 +175,7 @@ def test_generate_mode_renews_the_certificate_with_a_least_privilege_cronjob(ren
     assert spec["serviceAccountName"] == "podsizer-cert-renewer"
     assert job["spec"]["concurrencyPolicy"] == "Forbid"
     secrets = {s["metadata"]["name"] for s in objects_of(docs, "Secret")}
-    assert {"podsizer-webhook-tls", "podsizer-webhook-ca"} == secrets
+    assert {"podsizer-webhook-tls", "podsizer-webhook-ca", "podsizer-webhook-client"} == secrets
 
 
 @pytest.mark.parametrize("sets", [("certs.mode=cert-manager",), ("certs.renewal.enabled=false",)])
@@ -197,7 +204,7 @@ def test_renewal_window_must_be_shorter_than_the_validity() -> None:
 def test_cert_manager_mode_uses_a_certificate_and_ca_injection(render: Render) -> None:
     docs = render(SCENARIOS[1])
     assert not objects_of(docs, "Secret")
-    cert = one(docs, "Certificate")
+    cert = _serving_certificate(docs)
     issuer = one(docs, "Issuer")
     assert cert["spec"]["issuerRef"]["name"] == issuer["metadata"]["name"]
     assert cert["spec"]["secretName"] == _tls_volume_secret(docs) == SECRET
@@ -211,7 +218,7 @@ def test_cert_manager_mode_uses_a_certificate_and_ca_injection(render: Render) -
 def test_cert_manager_mode_with_an_existing_issuer_creates_none(render: Render) -> None:
     docs = render(SCENARIOS[2])
     assert not objects_of(docs, "Issuer")
-    assert one(docs, "Certificate")["spec"]["issuerRef"] == {
+    assert _serving_certificate(docs)["spec"]["issuerRef"] == {
         "name": "corp-ca",
         "kind": "ClusterIssuer",
         "group": "cert-manager.io",

@@ -30,7 +30,7 @@ from tests.unit.webhook.builders import (
     replicaset_pod,
     review,
 )
-from webhook.app import create_app
+from webhook.app import create_app, refused_calls
 from webhook.cluster import OwnerCache
 from webhook.server import ServerThread, connection_limits, reloading_tls
 
@@ -57,6 +57,7 @@ CBC_ONLY = ":".join(
 class Webhook:
     port: int
     ca_file: Path
+    registry: CollectorRegistry
 
     def context(self, client: trustme.LeafCert | None = None) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=str(self.ca_file))
@@ -84,7 +85,10 @@ class Webhook:
 
 @contextmanager
 def _webhook(
-    tmp_path: Path, client_ca: Path | None = None, allowed_names: tuple[str, ...] = ()
+    tmp_path: Path,
+    client_ca: Path | None = None,
+    allowed_names: tuple[str, ...] = (),
+    body_timeout: float = TIMEOUT,
 ) -> Iterator[Webhook]:
     tls_dir = tmp_path / "serving"
     write_bundle(
@@ -98,7 +102,7 @@ def _webhook(
         client_ca_file=client_ca,
         client_allowed_names=allowed_names,
         header_timeout_seconds=TIMEOUT,
-        body_timeout_seconds=TIMEOUT,
+        body_timeout_seconds=body_timeout,
         keep_alive_timeout_seconds=int(TIMEOUT),
     )
     registry = CollectorRegistry()
@@ -106,9 +110,10 @@ def _webhook(
         settings, holder_with(recommendation()), OwnerCache(), registry, lambda: datetime.now(UTC)
     )
     port = free_port()
-    server = ServerThread(app, port, reloading_tls(settings), limits=connection_limits(settings)).start()
+    limits = connection_limits(settings, refused_calls(app))
+    server = ServerThread(app, port, reloading_tls(settings), limits=limits).start()
     try:
-        yield Webhook(port, tls_dir / "ca.crt")
+        yield Webhook(port, tls_dir / "ca.crt", registry)
     finally:
         server.stop()
 
@@ -121,6 +126,14 @@ def webhook(tmp_path: Path) -> Iterator[Webhook]:
 
 def _small_review() -> bytes:
     return orjson.dumps(review(replicaset_pod(), uid="small"))
+
+
+def _sized_review(size: int) -> bytes:
+    """A review of about `size` bytes (containers of about 480 bytes each)."""
+    count = max(1, size // 480)
+    extra = [container(f"c{i}", {"cpu": "500m", "memory": "1Gi"}) for i in range(count)]
+    pod = replicaset_pod(containers=[container("main", {"cpu": "500m"}), *extra])
+    return orjson.dumps(review(pod, uid="mid"))
 
 
 def _heavy_review(uid: str) -> bytes:
@@ -182,24 +195,47 @@ def _refused(served: Webhook, ctx: ssl.SSLContext) -> bool:
         return True
 
 
-def test_a_forged_review_without_a_client_certificate_is_refused_when_a_client_ca_is_set(
-    tmp_path: Path,
-) -> None:
+def _get(served: Webhook, path: str, ctx: ssl.SSLContext) -> int:
+    conn = http.client.HTTPSConnection("127.0.0.1", served.port, timeout=5, context=ctx)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_forged_review_without_a_client_certificate_gets_401_and_nothing_else(tmp_path: Path) -> None:
+    """With a client CA, /mutate answers only a caller it verified: no certificate gets 401 before its body
+    is read (no recommendation leaks), a certificate of another CA fails the handshake."""
     ca, ca_file = _client_ca(tmp_path)
     with _webhook(tmp_path, client_ca=ca_file) as served:
-        assert _refused(served, served.context())
+        status, body = served.post(_small_review(), served.context())
+        assert status == 401 and b"client certificate is required" in body and b"250m" not in body
         stranger = trustme.CA().issue_cert("kube-apiserver")
         assert _refused(served, served.context(stranger))
         status, body = served.post(_small_review(), served.context(ca.issue_cert("kube-apiserver")))
         assert status == 200
         patched = apply_reply(replicaset_pod(), orjson.loads(body))
         assert patched["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "250m"
+        rejected = "podsizer_webhook_rejected_requests_total"
+        assert served.registry.get_sample_value(rejected, {"code": "401"}) == 1
 
 
-def test_a_client_certificate_outside_the_allowed_names_is_refused(tmp_path: Path) -> None:
+def test_probes_and_scrapes_without_a_client_certificate_are_answered(tmp_path: Path) -> None:
+    """What the chart's probes send (HTTPS, no client certificate, the serving certificate not verified)."""
+    _, ca_file = _client_ca(tmp_path)
+    with _webhook(tmp_path, client_ca=ca_file) as served:
+        kubelet = ssl.create_default_context()
+        kubelet.check_hostname, kubelet.verify_mode = False, ssl.CERT_NONE
+        assert [_get(served, p, kubelet) for p in ("/healthz", "/readyz", "/metrics")] == [200, 200, 200]
+        assert _get(served, "/mutate", kubelet) == 401
+
+
+def test_a_client_certificate_outside_the_allowed_names_gets_403(tmp_path: Path) -> None:
     ca, ca_file = _client_ca(tmp_path)
     with _webhook(tmp_path, client_ca=ca_file, allowed_names=("kube-apiserver",)) as served:
-        assert _refused(served, served.context(ca.issue_cert("intruder")))
+        status, body = served.post(_small_review(), served.context(ca.issue_cert("intruder")))
+        assert status == 403 and b"250m" not in body
         status, _ = served.post(_small_review(), served.context(ca.issue_cert("kube-apiserver")))
         assert status == 200
 
@@ -334,6 +370,30 @@ def test_small_reviews_stay_fast_while_large_reviews_are_in_flight(webhook: Webh
     assert [status for status, _ in done] == [200] * 6
     assert max(at for _, at in done) > smalls_done  # large reviews were still in flight throughout
     assert max(latencies) < 1.0, latencies
+
+
+def test_a_300kb_review_is_decided_before_the_5mb_ones_queued_ahead_of_it(tmp_path: Path) -> None:
+    """Eight ~4.8 MB reviews arrive first, then a legitimate ~300 kB one (also decided in a thread): it is
+    answered after the one being decided (or two), not after all that queued ahead of it (four made it wait
+    6 s, past the API server's timeout). First come, first served answers it last."""
+    with _webhook(tmp_path, body_timeout=60.0) as served:
+        done: list[str] = []
+
+        def send(uid: str, body: bytes) -> None:
+            status, _ = served.post(body, timeout=180)
+            assert status == 200
+            done.append(uid)
+
+        heavy = [threading.Thread(target=send, args=(f"heavy-{i}", _heavy_review(f"h{i}"))) for i in range(8)]
+        for t in heavy:
+            t.start()
+        time.sleep(0.5)  # the bodies are in; one is being decided, the others wait (~0.35 s each)
+        mid = _sized_review(300_000)
+        assert 262_144 < len(mid) < 320_000  # over the offload threshold: it takes the same queue
+        send("mid", mid)
+        for t in heavy:
+            t.join(timeout=180)
+        assert len(done) == 9 and done.index("mid") < 4, done
 
 
 # Error bodies and logs

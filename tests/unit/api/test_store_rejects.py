@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import orjson
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.api.index import parse_items
 from podsizer.api.listdoc import list_document
 from podsizer.api.resource import (
     ContainerPolicy,
@@ -19,6 +21,7 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
+from podsizer.snapshot import RecommendationSnapshot
 from recommender.output.store import JsonFileStore
 from webhook.file_store import FileStoreLoader
 from webhook.store import SnapshotHolder
@@ -58,6 +61,10 @@ BROKEN = [
     ),
     ("stringly", ("status", "containers", 0, "lowConfidence"), "false", "status.containers[0].lowConfidence"),
     ("badname", ("status", "containers", 0, "limits"), {"GPU!": "1"}, "status.containers[0].limits.GPU!"),
+    ("longname", ("status", "containers", 0, "name"), "c" * 500_004, "status.containers[0].name"),
+    ("slashed", ("status", "containers", 0, "name"), "main/../x", "status.containers[0].name"),
+    ("target", ("spec", "targetRef", "name"), "web/1", "spec.targetRef.name"),
+    ("policy", ("spec", "resourcePolicy", "containers", 0, "containerName"), "Main", "containerName"),
 ]
 
 
@@ -110,3 +117,32 @@ def test_webhook_file_store_skips_rejected_items_and_keeps_the_rest(
     assert dict(snapshot.by_target) == {r.target: r for r in good}
     _assert_each_reason_logged(list(snapshot.skipped))
     _assert_each_reason_logged([r.getMessage() for r in caplog.records if "skipping" in r.getMessage()])
+
+
+def test_a_name_that_is_not_a_kubernetes_name_is_refused_on_write_naming_the_field(tmp_path: Path) -> None:
+    store = JsonFileStore(tmp_path / "recs.json")
+    long_name = replace(
+        _rec("web"), containers=(ContainerRecommendation("c" * 500_004, {"cpu": "1"}, {}, 0.9, ""),)
+    )
+    (failed,) = store.put_many([long_name, _rec("ok")])
+    assert failed[0] is long_name
+    message = str(failed[1])
+    assert "status.containers[0].name" in message and "500004 characters" in message and len(message) < 300
+    assert [r.target.name for r in store.list()] == ["ok"]
+
+
+def test_a_second_recommendation_object_for_a_workload_never_shadows_its_own() -> None:
+    """Recommendation objects are named <kind>-<name>: another object targeting the same workload is
+    skipped with the reason, in whatever order the two are read."""
+    own = recommendation_to_resource(_rec("web"))
+    other = recommendation_to_resource(
+        replace(_rec("web"), containers=(ContainerRecommendation("main", {"cpu": "64"}, {}, 1.0, "forged"),))
+    )
+    other["metadata"]["name"] = "web-override"
+    for items in ([own, other], [other, own]):
+        recs, skipped = parse_items(items, "items")
+        snapshot = RecommendationSnapshot.of(recs, NOW, skipped=skipped)
+        found = snapshot.get(WorkloadRef("shop", "Deployment", "web"))
+        assert found is not None and found.containers[0].requests == {"cpu": "250m"}
+        (why,) = snapshot.skipped
+        assert "metadata.name: 'web-override' is not the Recommendation of Deployment web" in why

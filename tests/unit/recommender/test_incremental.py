@@ -29,6 +29,7 @@ from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
 from recommender.model import ContainerUsage, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate, clip
+from recommender.model.checkpoint import dumps, read
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
 
@@ -296,6 +297,49 @@ def test_a_damaged_checkpoint_is_discarded_with_a_log_line_and_rebuilt(
         == 1
     )
     assert worst_error(full(raw, T), got) <= 0.02  # rebuilt: the same figures
+
+
+@pytest.mark.parametrize(
+    ("meta", "value"), [("covered_until", 1e300), ("built_at", -1e18), ("covered_until", 5.0)]
+)
+def test_a_checkpoint_with_an_out_of_range_time_is_discarded_and_the_cycle_runs(
+    raw: RawDataset, tmp_path: Path, meta: str, value: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One out-of-range time in the meta made every cycle fail with a traceback until the file was removed:
+    now that checkpoint is discarded (named) and the model rebuilt."""
+    path = tmp_path / "usage.ckpt"
+    writer = incremental(Cut(raw), store=FileCheckpointStore(path))
+    writer.collect(T0 - WEEK, T0)
+    writer.flush()
+    written = read(path.read_bytes(), writer.settings)
+    path.write_bytes(dumps(written.states, writer.settings, {**written.meta, meta: value}))
+    again = incremental(Cut(raw), store=FileCheckpointStore(path))
+    with caplog.at_level(logging.WARNING, logger="podsizer.incremental"):
+        got = again.collect(T - WEEK, T)
+    assert again.last_cycle is not None and again.last_cycle.kind == "cold"
+    assert any(f"{meta} {value!r} is not a time" in r.getMessage() for r in caplog.records)
+    assert worst_error(full(raw, T), got) <= 0.02
+
+
+def test_workloads_only_in_a_checkpoint_never_become_recommendations(raw: RawDataset, tmp_path: Path) -> None:
+    """200 forged states of workloads the source has no pod of, in an otherwise good checkpoint: the snapshot
+    sizes only the source's workloads, and the forged states leave the model (and the next checkpoint)."""
+    path = tmp_path / "usage.ckpt"
+    writer = incremental(Cut(raw), store=FileCheckpointStore(path))
+    writer.collect(T0 - WEEK, T0)
+    writer.flush()
+    written = read(path.read_bytes(), writer.settings)
+    (key, state), *_ = sorted(written.states.items())
+    forged = {
+        replace(key, workload=WorkloadRef("shop", "Deployment", f"forged-{i}")): state for i in range(200)
+    }
+    path.write_bytes(dumps({**written.states, **forged}, writer.settings, written.meta))
+    again = incremental(Cut(raw), store=FileCheckpointStore(path))
+    got = again.collect(T - WEEK, T)
+    assert again.last_cycle is not None and again.last_cycle.kind == "restored"
+    assert not {c.workload.name for c in got.containers if c.workload.name.startswith("forged-")}
+    assert {c.workload for c in got.containers} == {c.workload for c in full(raw, T).containers}
+    assert again.model is not None and not set(forged) & set(again.model.states)
 
 
 def test_a_checkpoint_written_under_another_half_life_is_rebuilt(

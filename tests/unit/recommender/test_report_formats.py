@@ -254,3 +254,18 @@ def test_markdown_escapes_pipes_and_tags() -> None:
     text = render(Report((rec,)), "markdown")
     (row,) = md_tables(text)[0][2:]
     assert len(row) == 11 and row[0] == "shop/Deployment/a\\|b" and "<script" not in text
+
+
+def test_markdown_makes_no_link_of_what_a_reason_holds() -> None:
+    """A reason or name is text: `[x](javascript:...)`, `![x](...)` and `<javascript:...>` make no link."""
+    smuggled = "[click](javascript:alert(1)) ![pixel](http://evil.example/p.png) <javascript:alert(1)>"
+    rec = Recommendation(
+        WorkloadRef("shop", "Deployment", "web"),
+        T0,
+        Window(T0 - timedelta(days=7), T0, 100),
+        "static",
+        (ContainerRecommendation("app", {"cpu": "100m"}, {}, 1.0, smuggled),),
+    )
+    text = render(Report((rec,)), "markdown")
+    assert "\\[click\\](javascript:alert(1))" in text  # shown, escaped
+    assert "](" not in text.replace("\\](", "") and "<javascript" not in text

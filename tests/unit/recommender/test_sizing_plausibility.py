@@ -130,13 +130,22 @@ def test_a_1e300_core_sample_neither_crashes_the_run_nor_the_json_store(tmp_path
     assert store.list()[0].containers[0].requests == c.requests
 
 
-def test_every_sample_at_1e300_is_capped_at_the_ceiling_not_written_as_1e300(tmp_path: Path) -> None:
+def test_every_sample_at_1e300_is_refused_at_the_ceiling_not_written_as_1e300(tmp_path: Path) -> None:
     run = _run(_usage(np.full(5000, 1e300), np.full(5000, 1e300)))
     c = _only(run)
     assert c.requests["cpu"] == "256000m" and c.requests["memory"] == f"{4 * 2**20}Mi"
     assert c.limits["memory"] == f"{4 * 2**20}Mi"  # request x 1.25, capped too
     assert "capped at the configured ceiling" in c.reason
+    assert (c.low_confidence, c.confidence) == (True, 0.0)  # refused: never applied
+    refused = "implausible cpu series: the estimate reaches the configured ceiling 256000m: not applied"
+    assert refused in c.reason
     assert JsonFileStore(tmp_path / "recs.json").put_many(run.recommendations) == []
+
+
+def test_a_series_just_under_the_ceiling_is_recommended_with_its_confidence() -> None:
+    run = _run(_usage(np.full(5000, 100.0), _steady_memory()))  # 100 cores, under the 256-core ceiling
+    c = _only(run)
+    assert not c.low_confidence and "implausible" not in c.reason
 
 
 def test_a_gpu_count_above_the_ceiling_is_capped() -> None:

@@ -4,7 +4,9 @@ corrupt, other-version or other-settings checkpoint is refused with an error nam
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
+import tracemalloc
 import zlib
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -15,6 +17,7 @@ import pytest
 
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
+from podsizer.api.identity import WorkloadRef
 from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.model.checkpoint import (
     FORMAT_VERSION,
@@ -24,6 +27,8 @@ from recommender.model.checkpoint import (
     CorruptCheckpoint,
     IncompatibleVersion,
     TruncatedCheckpoint,
+    _facts_json,
+    _record,
     dumps,
     loads,
     read,
@@ -196,3 +201,61 @@ def test_equal_settings_written_as_int_or_float_are_the_same(blob: bytes) -> Non
 def test_states_of_another_half_life_are_not_written(states: dict[StateKey, UsageState]) -> None:
     with pytest.raises(ValueError, match="half-life"):
         dumps(states, CheckpointSettings(half_life_s=3600.0, step_s=60.0))
+
+
+def _bomb_after(prefix: bytes, zeros_mib: int) -> bytes:
+    """`prefix` then `zeros_mib` MiB of zeros, compressed: a few hundred kB that inflate to far more."""
+    packer = zlib.compressobj(9)
+    chunk = b"\x00" * 2**20
+    return b"".join(
+        [packer.compress(prefix), *(packer.compress(chunk) for _ in range(zeros_mib)), packer.flush()]
+    )
+
+
+def _with_body(blob: bytes, count: int, body: bytes) -> bytes:
+    at = counts_at(blob)
+    return reseal(blob[:at] + struct.pack("<IQ", count, len(body)) + body + b"\x00" * 16)
+
+
+@pytest.mark.parametrize(
+    ("field", "why"),
+    [("key", r"a state key of 65535 bytes"), ("facts", r"facts of 4294967295 bytes")],
+)
+def test_a_field_longer_than_its_limit_is_refused_before_it_is_inflated(
+    states: dict[StateKey, UsageState], blob: bytes, field: str, why: str
+) -> None:
+    """A 100 MiB zlib bomb behind a record claiming a 64 KiB key or 4 GiB of facts: refused at the length,
+    with a few MiB at most inflated (it inflated the whole bomb before)."""
+    key, state = next(iter(sorted(states.items())))
+    record = _record(key, state)
+    facts = _facts_json(state.facts)
+    if field == "key":
+        prefix = struct.pack("<H", 65535)
+    else:
+        prefix = record[: len(record) - len(facts) - 4] + struct.pack("<I", 2**32 - 1)
+    forged = _with_body(blob, 1, _bomb_after(prefix, 100))
+    assert len(forged) < 1_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptCheckpoint, match=why):
+            loads(forged, SETTINGS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, peak
+
+
+def test_an_absurd_sample_is_written_as_no_value_so_the_checkpoint_reads_back() -> None:
+    """A 1e300 sample overflows the float32 demand hour (and a 1e400 request is infinite): written as no
+    value, not as infinity the reader refuses (a full re-read at every restart)."""
+    state = UsageState.empty(SETTINGS.half_life_s)
+    hour = 490_000
+    state.set_demand(hour, np.array([1e300, 0.5]), np.array([2.0**30, 1e300]))
+    state.day_peaks[0, 0] = math.inf
+    state.facts.requests = {"cpu": math.inf, "memory": 2.0**30}
+    key = StateKey(WorkloadRef("shop", "Deployment", "web"), "main", "t")
+    (back,) = loads(dumps({key: state}, SETTINGS), SETTINGS).values()
+    cpu, memory = back.demand_hours(hour, 2)
+    assert math.isnan(cpu[0]) and cpu[1] == 0.5 and memory[0] == 2.0**30 and math.isnan(memory[1])
+    assert math.isnan(back.day_peaks[0, 0])
+    assert back.facts.requests == {"memory": 2.0**30}

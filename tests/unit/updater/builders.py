@@ -11,6 +11,7 @@ from typing import Any
 from podsizer.api import ContainerRecommendation, GpuRecommendation, Recommendation, Window, WorkloadRef
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import Meta, UpdatePermission, resolve, resolve_update
+from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from updater.decide import PodFacts
 from updater.kube import EventType, Outcome, Subject
@@ -69,6 +70,18 @@ def pod(
     }
 
 
+def template_of(the_pod: Mapping[str, Any]) -> tuple[CurrentResources, ...]:
+    """The pod template `the_pod` was created from (its containers' requests and limits as they are)."""
+    return tuple(
+        CurrentResources(
+            c["name"],
+            dict(c.get("resources", {}).get("requests") or {}),
+            dict(c.get("resources", {}).get("limits") or {}),
+        )
+        for c in the_pod["spec"]["containers"]
+    )
+
+
 def rec(
     cpu: str = "250m",
     memory: str = "512Mi",
@@ -103,8 +116,11 @@ def facts(
     usage: Mapping[str, Decimal] | None = None,
     cluster: ClusterPolicy | None = None,
     rejected: bool = False,
+    template: tuple[CurrentResources, ...] | None = None,
+    template_known: bool = True,
 ) -> PodFacts:
-    """The decision's input, with the update mode resolved by the core rule (podsizer.modes)."""
+    """The decision's input, with the update mode resolved by the core rule (podsizer.modes); the
+    workload's template is the one the pod was created from unless given (or unknown: template_known)."""
     wl = Meta({}, {"podsizer.io/update-mode": update_mode, **(workload_annotations or {})})
     own = Meta({}, dict(the_pod["metadata"].get("annotations") or {}))
     resolved = resolve(policy, own, wl, None)
@@ -120,6 +136,7 @@ def facts(
         usage,
         cluster,
         in_place_rejected=rejected,
+        template=(template or template_of(the_pod)) if template_known else None,
     )
 
 

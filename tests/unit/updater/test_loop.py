@@ -13,9 +13,10 @@ from podsizer.api import Recommendation, WorkloadRef
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import Meta, Metadata
 from podsizer.owners import ControllerRef
+from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
-from tests.unit.updater.builders import NOW, WEB, FakeApi, pod, rec
+from tests.unit.updater.builders import NOW, WEB, FakeApi, pod, rec, template_of
 from updater.decide import UpdaterPolicy
 from updater.loop import Updater, UpdaterConfig
 from updater.metrics import UpdaterMetrics
@@ -28,6 +29,7 @@ class FakeCluster:
 
     annotations: Mapping[str, str] = field(default_factory=dict)
     replicas_of: int | None = 3
+    template_of: tuple[CurrentResources, ...] | None = None
 
     def get(self, namespace: str, kind: str, name: str) -> ControllerRef | None:
         return ControllerRef("apps/v1", "Deployment", "web") if kind == "ReplicaSet" else None
@@ -47,6 +49,9 @@ class FakeCluster:
     def largest_allocatable(self) -> Mapping[str, float]:
         return {}
 
+    def template(self, ref: WorkloadRef) -> tuple[CurrentResources, ...] | None:
+        return self.template_of if ref == WEB else None
+
 
 def _updater(
     pods: Sequence[dict[str, Any]],
@@ -63,7 +68,9 @@ def _updater(
     holder.swap(RecommendationSnapshot.of([recommendation or rec()], NOW))
     plan = PlanPolicy(default_mode="auto", limit_policy=limit_policy)  # type: ignore[arg-type]
     config = UpdaterConfig(UpdaterPolicy(plan), dry_run=dry_run)
-    cluster = FakeCluster({"podsizer.io/update-mode": mode})
+    cluster = FakeCluster(
+        {"podsizer.io/update-mode": mode}, template_of=template_of(pods[0]) if pods else None
+    )
     recorder = Recorder(api, UpdaterMetrics(registry), dry_run)
     return Updater(config, lambda: pods, cluster, cluster, holder, api, recorder, lambda: NOW), api, registry
 

@@ -135,12 +135,15 @@ def test_tls12_offers_only_forward_secret_aead_suites(tmp_path: Path) -> None:
     assert ctx.verify_mode == ssl.CERT_NONE
 
 
-def test_a_client_ca_makes_client_certificates_required(tmp_path: Path) -> None:
+def test_a_client_ca_verifies_every_client_certificate_presented(tmp_path: Path) -> None:
+    """CERT_OPTIONAL: a presented certificate must verify; without one only the open paths answer (guard)."""
     ca_file = tmp_path / "client-ca.crt"
     trustme.CA().cert_pem.write_to_path(str(ca_file))
     tls = ReloadingTLS(*_pair(tmp_path), client_ca_file=ca_file)
-    assert tls.server_context.verify_mode == ssl.CERT_REQUIRED
-    assert tls.current_context().verify_mode == ssl.CERT_REQUIRED
+    assert tls.server_context.verify_mode == ssl.CERT_OPTIONAL
+    assert tls.current_context().verify_mode == ssl.CERT_OPTIONAL
+    assert connection_limits(WebhookSettings(client_ca_file=ca_file)).client_auth
+    assert not connection_limits(WebhookSettings()).client_auth
 
 
 def test_connection_limits_follow_the_settings() -> None:

@@ -63,6 +63,19 @@ def test_env_then_flag_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
         ("PODSIZER_LIMIT_POLICY", "double", "PODSIZER_LIMIT_POLICY (--limit-policy)"),
         ("PODSIZER_MIN_CONFIDENCE", "2", "PODSIZER_MIN_CONFIDENCE (--min-confidence)"),
         ("PODSIZER_STORE", "redis", "PODSIZER_STORE (--store)"),
+        # ceilings with sane lower bounds: 1e-9 cores patched every CPU request to 1m
+        ("PODSIZER_MAX_CPU_CORES", "1e-9", "PODSIZER_MAX_CPU_CORES (--max-cpu-cores)"),
+        ("PODSIZER_MAX_CPU_CORES", "500m", "PODSIZER_MAX_CPU_CORES (--max-cpu-cores)"),
+        ("PODSIZER_MAX_MEMORY_BYTES", "64Mi", "PODSIZER_MAX_MEMORY_BYTES (--max-memory-bytes)"),
+        # timeouts with finite upper bounds: inf kept a slow client's connection open for ever
+        (
+            "PODSIZER_HEADER_TIMEOUT_SECONDS",
+            "inf",
+            "PODSIZER_HEADER_TIMEOUT_SECONDS (--header-timeout-seconds)",
+        ),
+        ("PODSIZER_BODY_TIMEOUT_SECONDS", "1e9", "PODSIZER_BODY_TIMEOUT_SECONDS (--body-timeout-seconds)"),
+        ("PODSIZER_KEEP_ALIVE_TIMEOUT_SECONDS", "86400", "PODSIZER_KEEP_ALIVE_TIMEOUT_SECONDS"),
+        ("PODSIZER_TLS_RELOAD_INTERVAL", "nan", "PODSIZER_TLS_RELOAD_INTERVAL (--tls-reload-interval)"),
     ],
 )
 def test_bad_env_value_names_the_variable(
