@@ -31,7 +31,7 @@ from podsizer.cluster import OwnerCache
 from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import NoMetadata
-from podsizer.podspec import quantity
+from podsizer.podspec import CurrentResources, quantity
 from podsizer.settings import UpdaterSettings, load
 from podsizer.snapshot import SnapshotHolder, parse_store_document
 from tests.controlplane.processes import ManagedProcess, free_port
@@ -225,6 +225,9 @@ class _Standalone(NoMetadata):
 
     def largest_allocatable(self) -> Mapping[str, float]:
         return {}
+
+    def template(self, ref: WorkloadRef) -> tuple[CurrentResources, ...] | None:
+        return None
 
 
 class _NoApi:
