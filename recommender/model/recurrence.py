@@ -14,12 +14,14 @@ templates (DayUsage: each UTC day's p50, p90, p95 and p99) the rule tells them a
 - Days with samples in fewer than MIN_HOURS hours (a partial first day, a pod started at the end) are too
   thin to speak for a day.
 
-The CPU points (p50 .. p99) are each at least the same point of the busiest such day (the largest over
-the days, point by point): a request sized from them covers the busiest day of a possible weekly cycle as
-the profile's percentile covers a day, and is never below what an undecayed percentile of those days
-would give (a mixture's quantile is at most its largest component's). The maximum, the mean and memory
-are not touched (memory is floored at its peak anyway). Without decay (half-life off) every sample
-already weighs alike and the rule changes nothing. The note says which day decided and why.
+A day counts as busier when its p99 is above the recency-weighted p99 by more than DAY_NOISE (days of a
+steady workload differ by that much by chance). The CPU points (p50 .. p99) are then each at least the
+same point of the busiest such day (the largest over those days, point by point): a request sized from
+them covers the busiest day of a possible weekly cycle as the profile's percentile covers a day. The
+result is never more than DAY_NOISE below an undecayed percentile of those days (a mixture's quantile is
+at most its largest component's), which every profile's margin (5 % or more) covers. The maximum, the
+mean and memory are not touched (memory is floored at its peak anyway). Without decay (half-life off)
+every sample already weighs alike and the rule changes nothing. The note says which day decided and why.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ MIN_HOURS = 12
 """A day speaks for itself with samples in at least this many of its hours (the forecast's daily peaks)."""
 SAME_LEVEL = 0.8
 """A day a week earlier at least this share of the busiest day's p99 shows the cycle is present."""
-NOTE_RISE = 0.05
-"""The reason names the rule when it raises the recency-weighted p99 by more than this share (well above
-the 2 % the two reading paths may differ by)."""
+DAY_NOISE = 0.05
+"""A day is busier than the recency-weighted figures when its p99 is above theirs by more than this share
+(the spread of a steady workload's daily p99s; well above the 2 % the two reading paths may differ by)."""
 POINTS = ("p50", "p90", "p95", "p99")
 
 
@@ -89,15 +91,15 @@ def recurring(decayed: Quantiles, days: Sequence[DayUsage], recency: Recency) ->
     recent = [d for d in full if d.day not in seen_again]
     stopped = [d for d in full if d.day in seen_again]
     note = _stopped_note(decayed, recent, stopped)
-    if not recent:
+    busier = [d for d in recent if d.p99 > decayed.p99 * (1.0 + DAY_NOISE)]
+    if not busier:
         return Recurrence(decayed, note)
-    kept = replace(
-        decayed,
-        **{p: max(getattr(decayed, p), *(d.points[i] for d in recent)) for i, p in enumerate(POINTS)},
-    )
+    points = [getattr(decayed, p) for p in POINTS]
+    for i in range(len(POINTS)):
+        points[i] = max(points[i], *(d.points[i] for d in busier), *points[:i])  # and never below a lower one
+    kept = replace(decayed, **dict(zip(POINTS, points, strict=True)))
     kept = replace(kept, max=max(kept.max, kept.p99))
-    if kept.p99 > decayed.p99 * (1.0 + NOTE_RISE):
-        note = "; ".join(x for x in (_kept_note(decayed, recent, full), note) if x)
+    note = "; ".join(x for x in (_kept_note(decayed, busier, full), note) if x)
     return Recurrence(kept, note)
 
 
@@ -121,7 +123,7 @@ def _stopped_note(decayed: Quantiles, recent: Sequence[DayUsage], stopped: Seque
         return ""
     top = max(stopped, key=lambda d: d.p99)
     level = max([decayed.p99, *(d.p99 for d in recent)])
-    if top.p99 <= level * (1.0 + NOTE_RISE):
+    if top.p99 <= level * (1.0 + DAY_NOISE):
         return ""
     return (
         f"busier days up to {_date(max(d.day for d in stopped))} (p99 up to {_fmt(top.p99)}) did not "

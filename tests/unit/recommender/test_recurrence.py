@@ -20,7 +20,7 @@ from recommender.model.aggregate import aggregate, day_usage
 from recommender.model.histogram import CPU_BUCKETS
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT, OFF, weighted_quantiles
-from recommender.model.recurrence import CYCLE_DAYS, MIN_HOURS, NOTE_RISE, DayUsage, recurring
+from recommender.model.recurrence import CYCLE_DAYS, DAY_NOISE, MIN_HOURS, DayUsage, recurring
 from recommender.model.state_build import build_states
 from recommender.sizing.static import size_static
 from tests.support.hypo import examples
@@ -81,14 +81,15 @@ def _day_p99(raw: RawDataset, day: int) -> float:
 def test_a_heavy_weekday_that_recurs_or_may_is_kept(
     quiet: float, factor: float, days: int, heavy: int, seed: int
 ) -> None:
-    """One heavy weekday a week, anywhere in 7..13 days of history: the p99 covers that day's own p99."""
+    """One heavy weekday a week, anywhere in 7..13 days of history: the p99 covers that day's own p99 (to
+    within the day-to-day noise band, where recency already weighs it that high)."""
     heavy = heavy % days
     levels = [quiet * factor if (d - heavy) % CYCLE_DAYS == 0 else quiet for d in range(days)]
     raw = _raw(levels, seed=seed)
     usage = _usage(raw)
     last_heavy = max(d for d in range(days) if levels[d] > quiet)
-    assert usage.cpu_cores.p99 >= _day_p99(raw, last_heavy) * 0.999
-    if usage.cpu_cores.p99 > _recency_only_p99(raw) * (1 + NOTE_RISE):  # the rule raised it: it says why
+    assert usage.cpu_cores.p99 * (1 + DAY_NOISE) >= _day_p99(raw, last_heavy)
+    if usage.cpu_cores.p99 > _recency_only_p99(raw) * (1 + DAY_NOISE):  # the rule raised it: it says why
         present = last_heavy - CYCLE_DAYS >= 0
         why = "a weekly cycle is present" if present else "a weekly cycle cannot be ruled out"
         assert why in usage.recency_note
@@ -118,7 +119,7 @@ def test_a_step_down_within_the_week_cannot_be_told_from_a_weekly_cycle() -> Non
     raw = _raw([1.0] * 3 + [0.3] * 4, noise=0.15)  # busy days, then quiet ones: a week and its weekend?
     usage = _usage(raw)
     assert usage.cpu_cores.p99 >= max(_day_p99(raw, d) for d in range(3)) * 0.999
-    assert usage.cpu_cores.p99 > _recency_only_p99(raw) * (1 + NOTE_RISE)
+    assert usage.cpu_cores.p99 > _recency_only_p99(raw) * (1 + DAY_NOISE)
     assert "a weekly cycle cannot be ruled out in 7 days of history" in usage.recency_note
 
 
@@ -173,7 +174,10 @@ def test_the_rule_never_lowers_a_point_and_covers_each_recent_day(
     seen_again = {d.day - CYCLE_DAYS for d in summaries if d.hours >= MIN_HOURS}
     for d in summaries:
         if d.hours >= MIN_HOURS and d.day not in seen_again:
-            assert out.p99 >= d.p99 and out.p50 >= d.points[0]
+            assert out.p99 * (1 + DAY_NOISE) >= d.p99  # covered, or within the day-to-day noise
+            if d.p99 > decayed.p99 * (1 + DAY_NOISE):  # a busier day: every point at least its
+                assert all(getattr(out, n) >= d.points[i] for i, n in enumerate(("p50", "p90", "p95", "p99")))
+    assert out.p50 <= out.p90 <= out.p95 <= out.p99
     assert out.max >= out.p99 and (out.mean, out.second_max, out.min) == (decayed.mean, None, None)
 
 
