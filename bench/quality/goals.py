@@ -22,6 +22,7 @@ EXPECTED_WORDS: Mapping[str, tuple[str, ...]] = {
     "oom": ("OOMKilled",),
     "hpa-web": ("autopilot",),
     "rollout-down": ("replaced",),
+    "weekly": ("a weekly cycle cannot be ruled out",),
     "gpu-train": ("gpu:",),
     "gpu-infer": ("gpu:",),
     "gpu-idle": ("gpu:", "MIG"),

@@ -13,8 +13,13 @@ from bench.quality.traces import HISTORY, MINUTES_PER_DAY, TOTAL, Cluster, Patte
 
 
 @pytest.fixture(scope="module")
-def seed() -> Cluster:
-    return family.generate(2001, 100)
+def seeds() -> dict[int, Cluster]:
+    return {s: family.generate(s, 100) for s in (2001, 2002, 2003)}
+
+
+@pytest.fixture(scope="module")
+def seed(seeds: dict[int, Cluster]) -> Cluster:
+    return seeds[2001]
 
 
 def _arrays(c: Cluster) -> list[np.ndarray]:
@@ -39,12 +44,11 @@ def _load(p: Pattern) -> np.ndarray:
     return out
 
 
-def test_the_same_seed_gives_the_same_workloads_and_another_seed_others(seed: Cluster) -> None:
+def test_the_same_seed_gives_the_same_workloads_and_another_seed_others(seeds: dict[int, Cluster]) -> None:
     again = family.generate(2001, 100)
-    assert [p.name for p in again.patterns] == [p.name for p in seed.patterns]
-    assert all(np.array_equal(a, b) for a, b in zip(_arrays(again), _arrays(seed), strict=True))
-    other = family.generate(2002, 100)
-    assert [p.name for p in other.patterns] != [p.name for p in seed.patterns]
+    assert [p.name for p in again.patterns] == [p.name for p in seeds[2001].patterns]
+    assert all(np.array_equal(a, b) for a, b in zip(_arrays(again), _arrays(seeds[2001]), strict=True))
+    assert [p.name for p in seeds[2002].patterns] != [p.name for p in seeds[2001].patterns]
 
 
 def test_a_seed_is_one_namespace_of_uniquely_named_workloads(seed: Cluster) -> None:
@@ -53,8 +57,8 @@ def test_a_seed_is_one_namespace_of_uniquely_named_workloads(seed: Cluster) -> N
     assert {family.family_of(p.name) for p in seed.patterns} <= set(family.FAMILIES)
 
 
-def test_every_family_is_drawn_over_a_few_seeds() -> None:
-    drawn = {family.family_of(p.name) for s in (2001, 2002, 2003) for p in family.generate(s, 100).patterns}
+def test_every_family_is_drawn_over_a_few_seeds(seeds: dict[int, Cluster]) -> None:
+    drawn = {family.family_of(p.name) for c in seeds.values() for p in c.patterns}
     assert drawn == set(family.FAMILIES)
 
 
@@ -68,25 +72,26 @@ def test_every_pod_has_usage_of_every_container_within_the_nine_days(seed: Clust
                 assert np.all(pod.cpu[c] >= 0) and np.all(pod.memory[c] > 0)
 
 
-def test_heavy_day_workloads_have_weekdays_busier_than_the_rest() -> None:
-    heavy = [p for s in (2001, 2002) for p in _of(family.generate(s, 100), "heavy-day")]
+def test_heavy_day_workloads_have_weekdays_busier_than_the_rest(seeds: dict[int, Cluster]) -> None:
+    heavy = [p for c in seeds.values() for p in _of(c, "heavy-day")]
     assert heavy
     for p in heavy:
         by_day = _load(p)[: 7 * MINUTES_PER_DAY].reshape(7, MINUTES_PER_DAY).mean(axis=1)
         assert by_day.max() > 1.3 * np.median(by_day)  # one or two days at 1.5..4 x
 
 
-def test_step_and_rollout_workloads_change_level_and_stay() -> None:
-    for name in ("step-down", "rollout-down"):
-        for p in _of(family.generate(2001, 100), name) + _of(family.generate(2002, 100), name):
-            load = _load(p)
-            assert load[HISTORY:].mean() < 0.9 * load[:MINUTES_PER_DAY].mean()
-    rollouts = _of(family.generate(2001, 100), "rollout-up") + _of(family.generate(2001, 100), "rollout-down")
+def test_step_and_rollout_workloads_change_level_and_stay(seeds: dict[int, Cluster]) -> None:
+    downs = [p for c in seeds.values() for name in ("step-down", "rollout-down") for p in _of(c, name)]
+    assert downs
+    for p in downs:
+        load = _load(p)
+        assert load[HISTORY:].mean() < 0.9 * load[:MINUTES_PER_DAY].mean()
+    rollouts = [p for c in seeds.values() for name in ("rollout-up", "rollout-down") for p in _of(c, name)]
     assert rollouts and all(len(p.replicasets) == 2 for p in rollouts)  # a new ReplicaSet
 
 
-def test_oom_workloads_were_killed_at_their_limit_in_history() -> None:
-    ooms = [p for s in (2001, 2002, 2003) for p in _of(family.generate(s, 100), "oom")]
+def test_oom_workloads_were_killed_at_their_limit_in_history(seeds: dict[int, Cluster]) -> None:
+    ooms = [p for c in seeds.values() for p in _of(c, "oom")]
     killed = [p for p in ooms if p.pods[0].ooms]
     assert killed
     for p in killed:
