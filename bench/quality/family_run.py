@@ -231,6 +231,39 @@ def family_table(per_family: Mapping[str, Mapping[str, Total]], tools_shown: Seq
     return _table(head, rows)
 
 
+def cpu_table(per_family: Mapping[str, Mapping[str, Total]], tools_shown: Sequence[str]) -> str:
+    """CPU requested (cores, all seeds pooled) per family and tool, and each pair's gap (ours - peer):
+    where a pair's per-seed verdict on CPU is won or lost."""
+    pairs = [p for p in PAIRS if p[0] in tools_shown and p[1] in tools_shown]
+    head = ["family", "containers", *(f"{n} (cores)" for n in tools_shown)]
+    head += [f"{ours} - {peer}" for ours, peer in pairs]
+    rows = []
+    for f, by_tool in [*per_family.items(), ("all", _pooled(per_family, tools_shown))]:
+        row = [f"**{f}**" if f == "all" else f, str(by_tool[tools_shown[0]].containers)]
+        row += [f"{by_tool[n].cpu_requested:.1f}" for n in tools_shown]
+        row += [f"{by_tool[a].cpu_requested - by_tool[b].cpu_requested:+.1f}" for a, b in pairs]
+        rows.append(row)
+    return _table(head, rows)
+
+
+def _pooled(per_family: Mapping[str, Mapping[str, Total]], tools_shown: Sequence[str]) -> dict[str, Total]:
+    """Each tool's containers and CPU requested summed over the families (the other figures left 0)."""
+    return {
+        n: Total(
+            sum(d[n].containers for d in per_family.values()),
+            0.0,
+            0.0,
+            0,
+            0,
+            sum(d[n].cpu_requested for d in per_family.values()),
+            0.0,
+            0.0,
+            0.0,
+        )
+        for n in tools_shown
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _args(argv)
     started = time.perf_counter()
@@ -292,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"- the rule applied to {name}: {'holds' if not other else 'breaks on ' + ', '.join(other)}"
             )
+    print("\n## CPU requested per pattern family (all seeds pooled)\n")
+    print(cpu_table(per_family, [*ours, VPA, KRR95, KRR99]) + "\n")
     print_timings(timings, started)
     if args.json:
         args.json.write_text(

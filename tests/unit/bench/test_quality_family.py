@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 from bench.quality import family
-from bench.quality.family_run import DEFAULT, KRR99, rule_breaks, settings_of, split_by_namespace
+from bench.quality.family_run import (
+    BALANCED,
+    DEFAULT,
+    KRR99,
+    VPA,
+    cpu_table,
+    rule_breaks,
+    settings_of,
+    split_by_namespace,
+)
 from bench.quality.score import Total
 from bench.quality.traces import HISTORY, MINUTES_PER_DAY, TOTAL, Cluster, Pattern
 
@@ -145,3 +154,20 @@ def test_recommend_arguments_read_as_settings() -> None:
         "cpu_margin": "0.05",
         "cpu_burst_path": False,
     }
+
+
+def _cpu(cores: float, containers: int = 1) -> Total:
+    return Total(containers, 0.0, 0.0, 0, 0, cores, 1.0, 0.0, 0.0)
+
+
+def test_the_cpu_table_gives_each_familys_cores_the_pairs_gaps_and_the_sum() -> None:
+    per_family = {
+        "steady": {DEFAULT: _cpu(11.5, 2), KRR99: _cpu(10.0, 2), BALANCED: _cpu(9.0, 2), VPA: _cpu(9.5, 2)},
+        "heavy-day": {DEFAULT: _cpu(4.0), KRR99: _cpu(3.0), BALANCED: _cpu(3.5), VPA: _cpu(2.0)},
+    }
+    rows = [line.split(" | ") for line in cpu_table(per_family, [DEFAULT, BALANCED, VPA, KRR99]).splitlines()]
+    assert rows[0][-2:] == [f"{DEFAULT} - {KRR99}", f"{BALANCED} - {VPA} |"]
+    by_family = {r[0].strip("| *"): r[1:] for r in rows[2:]}
+    assert by_family["steady"] == ["2", "11.5", "9.0", "9.5", "10.0", "+1.5", "-0.5 |"]
+    assert by_family["heavy-day"] == ["1", "4.0", "3.5", "2.0", "3.0", "+1.0", "+1.5 |"]
+    assert by_family["all"] == ["3", "15.5", "12.5", "11.5", "13.0", "+2.5", "+1.0 |"]
