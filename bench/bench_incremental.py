@@ -125,8 +125,9 @@ def deep_size(key: StateKey, s: UsageState) -> int:
     """Bytes of one state's object graph: the state, its histograms and arrays, its key's objects."""
     w = key.workload
     hists = [h for h in (s.cpu, s.memory, s.gpu_activity, s.gpu_framebuffer) if h is not None]
-    parts: list[object] = [key, w, w.namespace, w.kind, w.name, key.container, s, s.ooms, *hists]
-    parts += [h.weights for h in hists]
+    days = list(s.open_cpu.values())  # the open day's undecayed CPU histogram (recurrence)
+    parts: list[object] = [key, w, w.namespace, w.kind, w.name, key.container, s, s.ooms, *hists, *days]
+    parts += [h.weights for h in hists] + [h.span for h in days] + [s.day_cpu, s.open_cpu, s.open_hours]
     return sum(sys.getsizeof(p) for p in parts)
 
 
@@ -169,6 +170,8 @@ def simulated_part(args: argparse.Namespace) -> None:
         cpu, mem = simulate(ids, ts, args.seed)
         made = [UsageState.empty(DEFAULT.half_life_s) for _ in ids]
         add_rows(made, ts, cpu, mem, [None] * len(ids))  # as a cycle adds a grid's series
+        for state in made:
+            state.close_days()  # and closes the days before each state's newest, as build_states does
         states.update((key_of(i), state) for i, state in zip(ids, made, strict=True))
         picked = [j for j, i in enumerate(ids) if i % every == 0]
         if picked:

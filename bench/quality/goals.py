@@ -22,6 +22,7 @@ EXPECTED_WORDS: Mapping[str, tuple[str, ...]] = {
     "oom": ("OOMKilled",),
     "hpa-web": ("autopilot",),
     "rollout-down": ("replaced",),
+    "weekly": ("a weekly cycle cannot be ruled out",),
     "gpu-train": ("gpu:",),
     "gpu-infer": ("gpu:",),
     "gpu-idle": ("gpu:", "MIG"),
@@ -55,7 +56,7 @@ def no_worse(a: Total, b: Total) -> bool:
     ) == (b.mean_cpu_over_share, b.oom_containers, b.memory_over_minutes, b.cpu_requested, b.memory_requested)
 
 
-def _why_not(a: Total, b: Total) -> str:
+def why_not(a: Total, b: Total) -> str:
     worse = [
         name
         for name, x, y in (
@@ -117,12 +118,12 @@ def goals(
                 f"balanced dominates {vpa}: no more CPU and memory requested in total, no more minutes "
                 "above request or limit",
                 no_worse(bal, totals[vpa]),
-                _why_not(bal, totals[vpa]),
+                why_not(bal, totals[vpa]),
             )
         )
     if cons is not None:
         holds = no_worse(cons, totals[krr99]) and cons.oom_containers == 0
-        detail = _why_not(cons, totals[krr99])
+        detail = why_not(cons, totals[krr99])
         if cons.oom_containers:
             detail = "; ".join(x for x in (detail, f"{cons.oom_containers} containers at OOM risk") if x)
         out.append(

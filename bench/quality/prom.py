@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-from bench.quality.traces import GI, HISTORY, HISTORY_DAYS, Cluster, Pattern
+from bench.quality.traces import GI, HISTORY, HISTORY_DAYS, NAMESPACE, Cluster, Pattern
 from podsizer.api import WorkloadRef
 from recommender.input.openmetrics import backfill, write_dataset
 from recommender.model import Autoscaler, NodeInfo
@@ -114,15 +115,33 @@ def dataset(cluster: Cluster, t: datetime) -> RawDataset:
 
 
 @contextmanager
-def served(cluster: Cluster, t: datetime, work: Path, timings: dict[str, float]) -> Iterator[Server]:
+def served(
+    cluster: Cluster, t: datetime, work: Path, timings: dict[str, float], *, keep: bool = False
+) -> Iterator[Server]:
     """Writes the history as OpenMetrics, backfills it with promtool and serves it on a free port."""
-    t0 = time.perf_counter()
-    files = write_dataset(dataset(cluster, t), work / "om", workers=2)
-    t1 = time.perf_counter()
-    backfill(files, work / "data", workers=2, promtool=PROMTOOL)
+    with served_many([cluster], t, work, timings, keep=keep) as server:
+        yield server
+
+
+@contextmanager
+def served_many(
+    clusters: Sequence[Cluster], t: datetime, work: Path, timings: dict[str, float], *, keep: bool = False
+) -> Iterator[Server]:
+    """Every cluster's history (each in its own namespaces) in one TSDB, served on a free port: written
+    and backfilled one cluster at a time, its OpenMetrics files deleted once backfilled unless `keep`
+    (so disk holds one cluster's text at a time)."""
+    timings.setdefault("write OpenMetrics", 0.0)
+    timings.setdefault("promtool backfill", 0.0)
+    for i, cluster in enumerate(clusters):
+        t0 = time.perf_counter()
+        files = write_dataset(dataset(cluster, t), work / f"om-{i}", workers=2)
+        t1 = time.perf_counter()
+        backfill(files, work / "data", workers=4, promtool=PROMTOOL)  # promtool mostly waits on disk
+        if not keep:
+            shutil.rmtree(work / f"om-{i}", ignore_errors=True)
+        timings["write OpenMetrics"] += t1 - t0
+        timings["promtool backfill"] += time.perf_counter() - t1
     t2 = time.perf_counter()
-    timings["write OpenMetrics"] = t1 - t0
-    timings["promtool backfill"] = t2 - t1
     with running_prometheus(work / "data", retention_days=HISTORY_DAYS + 3) as server:
         timings["prometheus start"] = time.perf_counter() - t2
         yield server
@@ -133,11 +152,13 @@ def as_of_supported() -> bool:
     return "as_of" in (ROOT / "podsizer" / "settings" / "roles.py").read_text()
 
 
-def recommend(url: str, t: datetime, work: Path, extra: tuple[str, ...] = ()) -> dict[str, object]:
-    """`podsizer recommend -o json` against the served history, with its window ending at T."""
+def recommend(
+    url: str, t: datetime, work: Path, extra: tuple[str, ...] = (), namespaces: Sequence[str] = (NAMESPACE,)
+) -> dict[str, object]:
+    """`podsizer recommend -o json` against the served history of `namespaces`, its window ending at T."""
     cmd = [
         str(Path(sys.executable).with_name("podsizer")), "recommend", "-o", "json", "--no-progress",
-        "--source", "prometheus", "--prometheus-url", url, "--namespaces", "quality",
+        "--source", "prometheus", "--prometheus-url", url, "--namespaces", ",".join(namespaces),
         "--window-days", str(HISTORY_DAYS), "--store-file", str(work / "recommendations.json"), *extra,
     ]  # fmt: skip
     if as_of_supported():

@@ -33,11 +33,10 @@ from bench.quality.score import (
     Total,
     dominated_by,
     dominates,
-    score,
     total,
     winner,
 )
-from bench.quality.traces import EVAL_DAYS, HISTORY, HISTORY_DAYS, TOTAL, Cluster, evaluation, generate
+from bench.quality.traces import EVAL_DAYS, HISTORY_DAYS, Cluster, generate
 from podsizer.settings.profiles import Profile
 
 FIXED_T = datetime(2026, 11, 2, tzinfo=UTC)
@@ -53,11 +52,17 @@ Scores = dict[str, dict[tools.Key, Score]]
 def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.quality.run", description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=14, help="trace seed (default 14)")
+    podsizer_options(ap, "every profile")
+    return ap.parse_args(argv)
+
+
+def podsizer_options(ap: argparse.ArgumentParser, default_profiles: str) -> None:
+    """The options of a benchmark that runs podsizer: --profile, --variant, --json, --keep."""
     ap.add_argument(
         "--profile",
         action="append",
         choices=get_args(Profile),
-        help="run podsizer with this profile (repeatable; default: every profile)",
+        help=f"run podsizer with this profile (repeatable; default: {default_profiles})",
     )
     ap.add_argument(
         "--variant",
@@ -71,7 +76,6 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--keep", action="store_true", help="keep the work directory (TSDB, OpenMetrics, outputs)"
     )
-    return ap.parse_args(argv)
 
 
 def profile_tool(profile: Profile) -> str:
@@ -79,24 +83,11 @@ def profile_tool(profile: Profile) -> str:
     return f"podsizer {profile}"
 
 
-def _variants(profiles: Sequence[Profile], specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def variants(profiles: Sequence[Profile], specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {profile_tool(p): ("--profile", p) for p in profiles}
     for spec in specs:
         name, _, rest = spec.partition("=")
         out[f"podsizer {name.strip()}"] = tuple(shlex.split(rest))
-    return out
-
-
-def _score_all(cluster: Cluster, sizings: Sizings) -> Scores:
-    minutes = TOTAL - HISTORY
-    out: Scores = {}
-    for tool, by_key in sizings.items():
-        out[tool] = {}
-        for p in cluster.patterns:
-            for c in p.containers:
-                sizing = by_key.get((p.name, c), Sizing(math.nan, math.nan))
-                _, cpu, mem = evaluation(p, c)
-                out[tool][(p.name, c)] = score(cpu, mem, sizing, minutes)
     return out
 
 
@@ -262,8 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs: dict[str, dict[str, object]] = {}
     sizings: dict[str, Mapping[tools.Key, Sizing]] = {}
     profiles: list[Profile] = args.profile or list(get_args(Profile))
-    with prom.served(cluster, t, work, timings) as server:
-        for name, extra in _variants(profiles, args.variant).items():
+    with prom.served(cluster, t, work, timings, keep=args.keep) as server:
+        for name, extra in variants(profiles, args.variant).items():
             t0 = time.perf_counter()
             docs[name] = prom.recommend(server.url, t, work, extra)
             timings[f"{name} recommend"] = time.perf_counter() - t0
@@ -275,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizings[PEERS[1]] = tools.krr_sizing(cluster, 95)
     sizings[PEERS[2]] = tools.krr_sizing(cluster, 99)
     sizings[HINDSIGHT] = tools.hindsight_sizing(cluster)
-    scores = _score_all(cluster, sizings)
+    scores = tools.score_cluster(cluster, sizings)
     totals = {name: total(list(by_key.values())) for name, by_key in scores.items()}
     containers = sum(len(p.containers) for p in cluster.patterns)
     print(f"# podsizer quality benchmark (seed {args.seed})\n")
@@ -310,9 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(container_table(cluster, sizings, scores) + "\n")
     print("## GPU (podsizer only)\n")
     print("\n".join(_gpu_lines(docs)) + "\n")
-    timings["total"] = time.perf_counter() - started
-    print("## Timings (s)\n")
-    print(", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    print_timings(timings, started)
     if args.json:
         args.json.write_text(
             json.dumps(
@@ -334,11 +323,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 indent=1,
             )
         )
-    if args.keep:
+    finish(work, keep=args.keep)
+    return 0
+
+
+def print_timings(timings: dict[str, float], started: float) -> None:
+    """The Timings section: each step's seconds and the total since `started` (perf_counter)."""
+    timings["total"] = time.perf_counter() - started
+    print("## Timings (s)\n")
+    print(", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+
+
+def finish(work: Path, *, keep: bool) -> None:
+    """The work directory removed, or kept and named (--keep)."""
+    if keep:
         print(f"\nwork directory kept: {work}", file=sys.stderr)
     else:
         shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

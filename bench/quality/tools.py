@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 import numpy as np
 
 from bench.quality import krr
-from bench.quality.score import Sizing
-from bench.quality.traces import Cluster, evaluation, history
+from bench.quality.score import Score, Sizing, score
+from bench.quality.traces import HISTORY, TOTAL, Cluster, evaluation, history
 from podsizer.api.quantity import parse
 
 Key = tuple[str, str]
@@ -59,6 +60,22 @@ def podsizer_sizing(doc: Mapping[str, object], *, plan: bool = False) -> dict[Ke
                 applied.get(("requests", "memory"), float("nan")),
                 applied.get(("limits", "memory")),
             )
+    return out
+
+
+def score_cluster(
+    cluster: Cluster, sizings: Mapping[str, Mapping[Key, Sizing]]
+) -> dict[str, dict[Key, Score]]:
+    """Every tool's score of every container over the scored days (NaN sizing: nothing recommended)."""
+    minutes = TOTAL - HISTORY
+    out: dict[str, dict[Key, Score]] = {}
+    for tool, by_key in sizings.items():
+        out[tool] = {}
+        for p in cluster.patterns:
+            for c in p.containers:
+                sizing = by_key.get((p.name, c), Sizing(math.nan, math.nan))
+                _, cpu, mem = evaluation(p, c)
+                out[tool][(p.name, c)] = score(cpu, mem, sizing, minutes)
     return out
 
 

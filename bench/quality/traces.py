@@ -353,6 +353,21 @@ def canary(c: _Ctx) -> Pattern:
     )  # fmt: skip
 
 
+def oom_killed(demand: FloatArray, limit: float, restart: float) -> tuple[FloatArray, list[int]]:
+    """What the cluster saw of a memory demand under a limit: in history every minute at the limit is an
+    OOM kill (the working set clamped at the limit), after which the container ramps back from `restart`
+    over 30 minutes; the scored days hold the demand. Returns the series and the minutes of the kills."""
+    seen = demand.copy()
+    kills: list[int] = []
+    for i in range(HISTORY):
+        if seen[i] >= limit:
+            seen[i] = limit
+            kills.append(i)
+            ramp = np.linspace(restart, seen[min(i + 30, TOTAL - 1)], 30)
+            seen[i + 1 : i + 31] = np.minimum(ramp, demand[i + 1 : i + 31])
+    return np.concatenate((seen[:HISTORY], demand[HISTORY:])), kills
+
+
 def oom(c: _Ctx) -> Pattern:
     """Memory limit 512 MiB; an import every other day lifts the daily peak past it: OOM-killed in history.
 
@@ -363,17 +378,7 @@ def oom(c: _Ctx) -> Pattern:
     minute_of_day = c.m % MINUTES_PER_DAY
     imports = np.isin(np.floor(c.day), (2, 4, 6, 8)) & (minute_of_day >= 1180) & (minute_of_day < 1230)
     demand = 340 * MI + 150 * MI * shape + np.where(imports, 110 * MI, 0.0) + c.jitter(3 * MI)
-    seen = demand.copy()
-    kills: list[int] = []
-    i = 0
-    while i < HISTORY:
-        if seen[i] >= limit:
-            seen[i] = limit
-            kills.append(i)
-            ramp = np.linspace(150 * MI, seen[min(i + 30, TOTAL - 1)], 30)
-            seen[i + 1 : i + 31] = np.minimum(ramp, demand[i + 1 : i + 31])
-        i += 1
-    mem = np.concatenate((seen[:HISTORY], demand[HISTORY:]))
+    mem, kills = oom_killed(demand, limit, 150 * MI)
     cpu = 0.2 * c.noise(0.05)
     rs = _rs("oom")
     pod = _pod(

@@ -3,7 +3,9 @@ ContainerUsage the sizing engine takes (the full-window path's rules, from histo
 
 Reading a container: its templates' states are weighed by the replaced-template rule
 (recommender.model.recency.template_rule over each template's span, as aggregate applies it to pod
-series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak; max and
+series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak, the CPU
+points then kept at recurring peaks (recommender.model.recurrence over the running templates' days, as
+aggregate applies it); max and
 second-highest from the daily peaks of the window's days; OOM kills of the window; requests, limits and
 labels from the newest pod's spec; samples (from the window's first hour on), pods, Jobs and the first
 seen time over every template (first seen no earlier than the window). The per-replica steady state is
@@ -35,6 +37,7 @@ from recommender.model import (
 )
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, percentiles_of
 from recommender.model.recency import PodSpan, Recency, template_rule
+from recommender.model.recurrence import DayUsage, recurring
 from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
 
@@ -125,6 +128,8 @@ class _Pending:
     memory: Histogram
     cpu_top: list[float]
     memory_top: list[float]
+    days: tuple[DayUsage, ...] = ()
+    """The running templates' per-day CPU summaries (recommender.model.recurrence)."""
 
 
 def _rejected(states: Iterable[UsageState]) -> dict[tuple[str, str], int]:
@@ -192,10 +197,12 @@ def _usage(
         runs=sum(s.facts.jobs for s in states),
         recency_note=verdict.note(),
     )
-    return _Pending(usage, cpu, mem, cpu_top, mem_top)
+    live = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w >= 1.0]
+    days = tuple(d for s in live for d in s.day_usage(since))
+    return _Pending(usage, cpu, mem, cpu_top, mem_top, days)
 
 
-def _with_quantiles(pending: list[_Pending]) -> list[ContainerUsage]:
+def _with_quantiles(pending: list[_Pending], recency: Recency) -> list[ContainerUsage]:
     """Every pending container's quantiles, computed over all their histograms at once."""
     qs = (*_QS, 1.0)
     cpu, cpu_mean = percentiles_of([p.cpu for p in pending], qs)
@@ -204,13 +211,15 @@ def _with_quantiles(pending: list[_Pending]) -> list[ContainerUsage]:
     for i, p in enumerate(pending):
         c = _quantiles(cpu[i], float(cpu_mean[i]), p.cpu_top)
         m = _quantiles(mem[i], float(mem_mean[i]), p.memory_top)
+        kept = recurring(c, p.days, recency)
         out.append(
             replace(
                 p.usage,
-                cpu_cores=c,
+                cpu_cores=kept.cpu,
                 memory_bytes=m,
                 per_replica_cpu_cores=c.p50,
                 per_replica_memory_bytes=m.p50,
+                recency_note="; ".join(x for x in (p.usage.recency_note, kept.note) if x),
             )
         )
     return out
@@ -267,7 +276,7 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
             if (s.facts.labels or s.facts.annotations) and newer:
                 labels[workload] = (at, s.facts.labels, s.facts.annotations)
     return ModelView(
-        containers=tuple(_with_quantiles(pending)),
+        containers=tuple(_with_quantiles(pending, recency)),
         demand=tuple(_demand(per_workload, since, end.timestamp())),
         pod_labels={w: dict(lab) for w, (_, lab, _) in labels.items()},
         pod_annotations={w: dict(ann) for w, (_, _, ann) in labels.items() if ann},

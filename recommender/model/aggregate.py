@@ -68,10 +68,12 @@ from recommender.model.recency import (
     weighted_mean,
     weighted_quantiles,
 )
+from recommender.model.recurrence import DAY_S, DayUsage, recurring
 from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean, present_sums
 
 ACTIVITY_STEP_SECONDS = 300.0
 DEMAND_STEP_SECONDS = 3600.0
+HOUR_S = 3600.0
 _QS = (0.5, 0.9, 0.95, 0.99)
 
 Resolver = Callable[[str, str], WorkloadRef | Skipped]
@@ -179,6 +181,7 @@ class _ContainerGroup:
     series: list[ContainerSamples]
     rejected: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, rule) -> samples
     weights: list[float] = field(default_factory=list)  # per series: the template rule's factor
+    templates: list[str | None] = field(default_factory=list)  # per series: its pod template
     replaced: list[ContainerSamples] = field(default_factory=list)  # left out: pods of a replaced template
     note: str = ""  # what the template rule did (TemplateVerdict.note)
 
@@ -400,9 +403,10 @@ def _by_template(group: _ContainerGroup, pods: dict[tuple[str, str], PodInfo], r
     verdict = template_rule(spans, recency)
     factors = verdict.weights
     group.note = verdict.note()
-    kept = [(s, f) for s, f in zip(group.series, factors, strict=True) if f > 0]
+    kept = [(s, f, span.template) for s, f, span in zip(group.series, factors, spans, strict=True) if f > 0]
     group.replaced = [s for s, f in zip(group.series, factors, strict=True) if f <= 0]
-    group.series, group.weights = [s for s, _ in kept], [f for _, f in kept]
+    group.series, group.weights = [s for s, _, _ in kept], [f for _, f, _ in kept]
+    group.templates = [t for _, _, t in kept]
 
 
 def _containers(
@@ -433,7 +437,41 @@ def _containers(
                 sl = slice(offset, offset + len(g.series))
                 offset += len(g.series)
                 cpu_pods, mem_pods = cpu_med[sl], mem_med[sl]
-            out.append(_container_usage(g, pods, oom, cpu_qs[i], mem_qs[i], cpu_pods, mem_pods))
+            kept = recurring(cpu_qs[i], [d for series in _live(g) for d in day_usage(series)], recency)
+            g.note = "; ".join(x for x in (g.note, kept.note) if x)
+            out.append(_container_usage(g, pods, oom, kept.cpu, mem_qs[i], cpu_pods, mem_pods))
+    return out
+
+
+def _live(g: _ContainerGroup) -> list[list[ContainerSamples]]:
+    """The group's series of templates still running (the template rule's factor 1), by template."""
+    factors = g.weights or [1.0] * len(g.series)
+    templates = g.templates or [None] * len(g.series)
+    by: dict[str | None, list[ContainerSamples]] = defaultdict(list)
+    for s, f, t in zip(g.series, factors, templates, strict=True):
+        if f >= 1.0:
+            by[t].append(s)
+    return list(by.values())
+
+
+def day_usage(series: Sequence[ContainerSamples]) -> list[DayUsage]:
+    """Each UTC day of the series' finite CPU samples pooled (one template's pods): p50, p90, p95 and p99
+    (the sample at each rank, as a histogram reads it) and the hours with samples
+    (recommender.model.recurrence's input)."""
+    parts = [(s.timestamps[ok], s.cpu_cores[ok]) for s in series if (ok := np.isfinite(s.cpu_cores)).any()]
+    if not parts:
+        return []
+    ts = np.concatenate([t for t, _ in parts])
+    values = np.concatenate([v for _, v in parts])
+    days = np.floor(ts / DAY_S).astype(np.int64)
+    order = np.argsort(days, kind="stable")
+    days, ts, values = days[order], ts[order], values[order]
+    cuts = np.flatnonzero(np.diff(days)) + 1
+    out = []
+    for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), days.size], strict=True):
+        p50, p90, p95, p99 = np.quantile(values[lo:hi], _QS, method="inverted_cdf")
+        hours = np.unique(np.floor(ts[lo:hi] / HOUR_S)).size
+        out.append(DayUsage(int(days[lo]), int(hours), (float(p50), float(p90), float(p95), float(p99))))
     return out
 
 

@@ -9,7 +9,8 @@ cpu_peak, memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 
 (u16 count, then at, bytes f64 each) | the cpu, memory, gpu activity and gpu framebuffer histograms,
 each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse) |
 daily peaks f64[4 x PEAK_DAYS] | newest_hour i64 | hourly demand and samples f32[3 x DEMAND_HOURS] |
-facts (u32 length + JSON).
+facts (u32 length + JSON) | daily CPU points f32[DAY_ROWS x PEAK_DAYS] | open days (u8 count, then each:
+day i64, hours seen u32, its undecayed CPU histogram as above).
 
 Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
 or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
@@ -50,10 +51,18 @@ from recommender.model.histogram import (
     BucketScheme,
     Histogram,
 )
-from recommender.model.usage_state import DEMAND_HOURS, PEAK_DAYS, Facts, OomEvent, StateKey, UsageState
+from recommender.model.usage_state import (
+    DAY_ROWS,
+    DEMAND_HOURS,
+    PEAK_DAYS,
+    Facts,
+    OomEvent,
+    StateKey,
+    UsageState,
+)
 
 MAGIC = b"PSZUSAGE"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _HEAD = struct.Struct("<8sHI")  # magic, version, settings length
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
@@ -98,7 +107,7 @@ class CheckpointSettings:
     buckets: tuple[str, ...] = tuple(s.describe() for s in SCHEMES)
     source: str = ""
     """What the state was read from and how (recommender.incremental's fingerprint); "" in tests."""
-    layout: str = f"peak_days={PEAK_DAYS}:hourly=3x{DEMAND_HOURS}"
+    layout: str = f"peak_days={PEAK_DAYS}:hourly=3x{DEMAND_HOURS}:day_cpu={DAY_ROWS}"
 
     def encode(self) -> bytes:
         """Canonical JSON (sorted keys)."""
@@ -140,6 +149,12 @@ def _record(key: StateKey, s: UsageState) -> bytes:
         _finite(s.demand, "<f4"),
         _U32.pack(len(facts)),
         facts,
+        s.day_cpu.astype("<f4").tobytes(),
+        struct.pack("<B", len(s.open_cpu)),
+        *(
+            struct.pack("<qI", day, s.open_hours.get(day, 0)) + _hist_bytes(s.open_cpu[day])
+            for day in sorted(s.open_cpu)
+        ),
     ]
     return b"".join([struct.pack("<H", len(name)), name, scalars, *ooms, *map(_hist_bytes, hists), *tail])
 
@@ -252,6 +267,7 @@ class _Reader:
 
 
 _U8, _U16, _HIST, _OOM = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<dH"), struct.Struct("<dd")
+_OPEN = struct.Struct("<qI")
 
 
 def _read_hist(r: _Reader, scheme: BucketScheme, half_life_s: float | None) -> Histogram | None:
@@ -297,6 +313,13 @@ def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageS
     if int(facts_len) > MAX_FACTS_BYTES:
         raise CorruptCheckpoint(f"facts of {facts_len} bytes (at most {MAX_FACTS_BYTES})")
     state.facts = _facts(r.take(int(facts_len)))
+    state.day_cpu = _floats(r, (DAY_ROWS, PEAK_DAYS), "<f4").astype(np.float32)
+    (n_open,) = r.unpack(_U8)
+    for _ in range(int(n_open)):
+        day, hours = r.unpack(_OPEN)
+        hist = _read_hist(r, CPU_BUCKETS, None)
+        if hist is not None:
+            state.open_cpu[int(day)], state.open_hours[int(day)] = hist, int(hours)
     return key, state
 
 

@@ -122,3 +122,35 @@ def add_rows(
     slot = np.repeat(np.arange(len(groups)), np.diff([*starts.tolist(), len(of_row)]))
     _histograms([s.cpu for s in kept], slot, ts, cpu, last)
     _histograms([s.memory for s in kept], slot, ts, mem, last)
+    _day_histograms(kept, slot, starts, ts, cpu, days)
+
+
+def _day_histograms(
+    kept: list[UsageState],
+    slot: npt.NDArray[np.intp],
+    starts: npt.NDArray[np.intp],
+    ts: FloatArray,
+    cpu: Matrix,
+    days: npt.NDArray[np.int64],
+) -> None:
+    """Every row's finite CPU values into its state's undecayed histogram of their UTC day, and the hours
+    seen, as UsageState.add_day_cpu adds them (a day closed or older than the days kept takes none)."""
+    finite = np.isfinite(cpu)
+    for d in np.unique(days).tolist():
+        cols = days == d
+        seen = np.logical_or.reduceat(finite[:, cols], starts, axis=0)  # groups x the day's columns
+        ok = [k for k, s in enumerate(kept) if seen[k].any() and s.takes_day(d)]
+        if not ok:
+            continue
+        rows = np.isin(slot, ok)
+        index = {k: i for i, k in enumerate(ok)}
+        sub_slot = np.array([index[k] for k in slot[rows].tolist()], dtype=np.intp)
+        hists = [kept[k].open_day(d) for k in ok]
+        newest = np.full(len(ok), float(ts[cols].max()))
+        _histograms(hists, sub_slot, ts[cols], cpu[rows][:, cols], newest)
+        hour_of = (np.floor(ts[cols] / HOUR_S).astype(np.int64) - 24 * d).clip(0, 23)
+        masks = np.zeros(seen.shape[0], dtype=np.int64)
+        for h in np.unique(hour_of).tolist():
+            masks |= seen[:, hour_of == h].any(axis=1).astype(np.int64) << h
+        for k in ok:
+            kept[k].see_hours(d, int(masks[k]))

@@ -9,7 +9,8 @@
   set for every hour the dataset covers (a later read of an hour holds all of its pods and replaces the
   earlier one).
 - Every kept series' CPU and memory samples go into the histograms, decayed by `recency.half_life_s`
-  from their timestamps.
+  from their timestamps, and its CPU samples into the undecayed histogram of their day; once the build's
+  samples are in, every state's days before its newest are closed (UsageState.close_days).
 - GPUs: per state, each GPU's activity from the best signal every GPU of its pod exports (aggregate's
   choice) and its framebuffer use.
 """
@@ -206,4 +207,6 @@ def build_states(
         if o.at.timestamp() > own.get(key.workload, fresh_after):
             states[key].add_oom(o.at.timestamp(), o.memory_bytes)
     _add_gpus(states, raw.gpus, res, pods, (fresh_after, own), half)
+    for state in states.values():
+        state.close_days()  # every pod of this build is in: the days before each state's newest are whole
     return states

@@ -8,6 +8,10 @@ the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence
 - cpu_peak / memory_peak: the largest sample ever added, unweighted (a peak is a peak however old);
   day_peaks: the highest and second-highest cpu and memory sample of each of the PEAK_DAYS UTC days up to
   the newest (a window's max and second max without its samples).
+- day_cpu: each of those days' CPU p50, p90, p95 and p99 (undecayed) and hours with samples
+  (recommender.model.recurrence's input): a day's samples go into an undecayed histogram of that day
+  (open_cpu, with the hours seen in open_hours) until `close_days` turns every day before the newest into
+  its column (state_build calls it once a build's samples are in, so that every pod of a chunk is).
 - samples, first_seen, last_seen (epoch seconds, NaN before any sample) and the UTC days with a sample
   (a bitmap of the DAYS_KEPT days up to the newest one) are what confidence reads.
 - ooms: the OOM kills (time, working set), the newest MAX_OOMS.
@@ -36,6 +40,7 @@ from recommender.model.histogram import (
     MEMORY_BUCKETS,
     Histogram,
 )
+from recommender.model.recurrence import DayUsage
 
 DAY_S = 86400.0
 DAYS_KEPT = 63
@@ -46,6 +51,9 @@ PEAK_DAYS = 16
 HOUR_S = 3600.0
 DEMAND_HOURS = 24 * 8 + 1
 """Hours of demand kept (an 8-day window's; the forecast reads the window's demand)."""
+DAY_ROWS = 5
+"""Rows of day_cpu: p50, p90, p95, p99, hours with samples."""
+DAY_QS = (0.5, 0.9, 0.95, 0.99)
 MAX_RECENT = 64
 """Pods (and Jobs) of the newest cycle remembered, so that one pod seen again is not counted twice."""
 F32 = npt.NDArray[np.float32]
@@ -130,6 +138,10 @@ def _empty_peaks() -> FloatArray:
     return np.full((4, PEAK_DAYS), np.nan)
 
 
+def _empty_days() -> F32:
+    return np.full((DAY_ROWS, PEAK_DAYS), np.nan, dtype=np.float32)
+
+
 def _empty_demand() -> F32:
     return np.full((3, DEMAND_HOURS), np.nan, dtype=np.float32)
 
@@ -158,6 +170,12 @@ class UsageState:
     + k."""
     newest_hour: int = -1
     facts: Facts = field(default_factory=Facts)
+    day_cpu: F32 = field(default_factory=_empty_days)
+    """Rows DAY_ROWS; column k: newest_day - k (as day_peaks)."""
+    open_cpu: dict[int, Histogram] = field(default_factory=dict)
+    """UTC day -> the undecayed CPU histogram of a day not closed yet."""
+    open_hours: dict[int, int] = field(default_factory=dict)
+    """UTC day -> bit h set when hour h of that open day has a sample."""
 
     @staticmethod
     def empty(half_life_s: float | None) -> UsageState:
@@ -198,6 +216,70 @@ class UsageState:
             return
         kept = self.day_peaks[:, : max(0, PEAK_DAYS - days)]
         self.day_peaks = np.concatenate([np.full((4, PEAK_DAYS - kept.shape[1]), np.nan), kept], 1)
+        points = self.day_cpu[:, : max(0, PEAK_DAYS - days)]
+        pad = np.full((DAY_ROWS, PEAK_DAYS - points.shape[1]), np.nan, dtype=np.float32)
+        self.day_cpu = np.concatenate([pad, points], 1)
+
+    def add_day_cpu(self, timestamps: FloatArray, cpu: FloatArray) -> None:
+        """Folds finite CPU samples into the undecayed histogram of their UTC day; a day already closed,
+        or older than the PEAK_DAYS kept, takes no more."""
+        ok = np.isfinite(cpu)
+        if not ok.any():
+            return
+        ts, values = timestamps[ok], cpu[ok]
+        days = np.floor(ts / DAY_S).astype(np.int64)
+        for d in np.unique(days).tolist():
+            if not self.takes_day(d):
+                continue
+            on = days == d
+            self.open_day(d).add_many(values[on], 1.0, ts[on])
+            hours = np.unique(np.floor(ts[on] / HOUR_S).astype(np.int64) - 24 * d)
+            self.see_hours(d, sum(1 << int(h) for h in hours.tolist()))
+
+    def takes_day(self, day: int) -> bool:
+        """Whether samples of `day` still go into its histogram: open, or not seen yet and within the
+        PEAK_DAYS kept."""
+        back = self.newest_day - day
+        return day in self.open_cpu or (0 <= back < PEAK_DAYS and not np.isfinite(self.day_cpu[0, back]))
+
+    def see_hours(self, day: int, mask: int) -> None:
+        """Marks hours of an open day as seen (bit h: hour h)."""
+        self.open_hours[day] = self.open_hours.get(day, 0) | mask
+
+    def open_day(self, day: int) -> Histogram:
+        """The undecayed CPU histogram of an open day (a new one for a day not seen yet)."""
+        h = self.open_cpu.get(day)
+        if h is None:
+            h = self.open_cpu[day] = Histogram(CPU_BUCKETS, None)
+        return h
+
+    def close_days(self) -> None:
+        """Every open day before the newest becomes its day_cpu column, its histogram dropped."""
+        for d in sorted(d for d in self.open_cpu if d < self.newest_day):
+            back = self.newest_day - d
+            if back < PEAK_DAYS:
+                self.day_cpu[:, back] = self._open_points(d)
+            del self.open_cpu[d]
+            self.open_hours.pop(d, None)
+
+    def _open_points(self, day: int) -> list[float]:
+        h = self.open_cpu[day]
+        if h.is_empty():
+            return [math.nan] * DAY_ROWS
+        return [*h.percentiles(DAY_QS), float(self.open_hours.get(day, 0).bit_count())]
+
+    def day_usage(self, since: float) -> list[DayUsage]:
+        """The CPU summary of each UTC day from `since`'s day on (closed or open)."""
+        first = math.floor(since / DAY_S)
+        out = []
+        for back in range(max(0, min(PEAK_DAYS, self.newest_day - first + 1))):
+            day = self.newest_day - back
+            column = self._open_points(day) if day in self.open_cpu else self.day_cpu[:, back].tolist()
+            if not math.isfinite(column[0]):
+                continue
+            p50, p90, p95, p99, hours = (float(v) for v in column)
+            out.append(DayUsage(day, int(hours), (p50, p90, p95, p99)))
+        return out
 
     def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
         """Folds each day's two highest finite values into rows (row, row + 1)."""
@@ -245,6 +327,7 @@ class UsageState:
         self.count_hours(np.floor(timestamps[seen] / HOUR_S).astype(np.int64), np.full(n, per_point))
         self.cpu.add_many(cpu_cores, weight, timestamps)
         self.memory.add_many(memory_bytes, weight, timestamps)
+        self.add_day_cpu(timestamps, cpu_cores)
         self.cpu_peak = max(self.cpu_peak, float(np.fmax.reduce(cpu_cores)))
         self.memory_peak = max(self.memory_peak, float(np.fmax.reduce(memory_bytes)))
         self.add_day_peaks(timestamps, cpu_cores, 0)
@@ -313,5 +396,6 @@ class UsageState:
 
     def nbytes(self) -> int:
         """Bytes of the histogram weights, daily peaks and demand (the bulk of the in-memory state)."""
-        hists = (self.cpu, self.memory, self.gpu_activity, self.gpu_framebuffer)
-        return sum(h.nbytes() for h in hists if h is not None) + self.day_peaks.nbytes + self.demand.nbytes
+        hists = (self.cpu, self.memory, self.gpu_activity, self.gpu_framebuffer, *self.open_cpu.values())
+        arrays = self.day_peaks.nbytes + self.demand.nbytes + self.day_cpu.nbytes
+        return sum(h.nbytes() for h in hists if h is not None) + arrays

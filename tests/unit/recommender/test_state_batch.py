@@ -1,5 +1,6 @@
 """state_batch.add_rows adds many series on one time grid to their states exactly as add_samples adds
-them one by one (histogram weights, counts, spans, days, hourly samples, daily peaks, peaks)."""
+them one by one (histogram weights, counts, spans, days, hourly samples, daily peaks, peaks, and each
+day's undecayed CPU histogram with its hours seen)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,9 @@ def assert_same(a: UsageState, b: UsageState) -> None:
     assert (a.cpu_peak, a.memory_peak) == (b.cpu_peak, b.memory_peak)
     np.testing.assert_array_equal(a.day_peaks, b.day_peaks)
     np.testing.assert_allclose(a.demand[2], b.demand[2], rtol=1e-5)
-    for x, y in ((a.cpu, b.cpu), (a.memory, b.memory)):  # weights relative to a reference: compare shares
+    assert sorted(a.open_cpu) == sorted(b.open_cpu) and a.open_hours == b.open_hours
+    days = [(a.open_cpu[d], b.open_cpu[d]) for d in a.open_cpu]
+    for x, y in ((a.cpu, b.cpu), (a.memory, b.memory), *days):  # weights relative to a reference: shares
         assert x.is_empty() == y.is_empty()
         if not x.is_empty():
             np.testing.assert_allclose(

@@ -85,6 +85,9 @@ def test_round_trip_keeps_every_state_exactly(states: dict[StateKey, UsageState]
         assert fields(b) == fields(s)
         np.testing.assert_array_equal(b.day_peaks, s.day_peaks)
         np.testing.assert_array_equal(b.demand, s.demand)
+        np.testing.assert_array_equal(b.day_cpu, s.day_cpu)  # each day's CPU points (recurrence)
+        assert sorted(b.open_cpu) == sorted(s.open_cpu) and b.open_hours == s.open_hours
+        assert all(same_histogram(s.open_cpu[d], b.open_cpu[d]) for d in s.open_cpu)
         for h1, h2 in ((s.cpu, b.cpu), (s.memory, b.memory), (s.gpu_activity, b.gpu_activity)):
             assert same_histogram(h1, h2)
         assert same_histogram(s.gpu_framebuffer, b.gpu_framebuffer)
@@ -92,6 +95,8 @@ def test_round_trip_keeps_every_state_exactly(states: dict[StateKey, UsageState]
     assert any(s.ooms for s in back.values()) and any(s.gpu_activity for s in back.values())
     assert any(s.facts.requests for s in back.values()) and any(s.facts.labels for s in back.values())
     assert {k.template for k in back} - {""}  # templated states keep their template
+    assert all(s.open_cpu for s in back.values() if s.samples)  # the newest day is still open
+    assert np.isfinite(next(iter(back.values())).day_cpu[0, 1:7]).all()  # the days before it are closed
 
 
 def test_meta_is_read_back(states: dict[StateKey, UsageState]) -> None:
