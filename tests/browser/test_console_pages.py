@@ -20,12 +20,12 @@ NONE = "—"
 
 
 def shown(text: str) -> tuple[float, float] | None:
-    """(value, tolerance) of a number as the page writes it: "$1.234/h", "12.3%", "250m", "1.50Gi"."""
+    """(value, tolerance) of a number as the page writes it: "$1.234/h", "-$0.051/h", "12.3%", "250m"."""
     text = text.strip()
     if text == NONE:
         return None
-    if m := re.fullmatch(r"\$(-?\d+)\.(\d+)/h", text):
-        return float(f"{m[1]}.{m[2]}"), 0.5 * 10 ** -len(m[2]) + 1e-9
+    if m := re.fullmatch(r"(-?)\$(\d+)\.(\d+)/h", text):
+        return float(f"{m[1]}{m[2]}.{m[3]}"), 0.5 * 10 ** -len(m[3]) + 1e-9
     if m := re.fullmatch(r"(-?\d+)\.(\d)%", text):
         return float(f"{m[1]}.{m[2]}") / 100, 0.0005 + 1e-9
     m = re.fullmatch(r"(-?\d+)(?:\.(\d+))?(m|Mi|Gi)?", text)
