@@ -331,8 +331,13 @@ class ChartOut(BaseModel):
 
 class ForecastOut(BaseModel):
     horizon_days: float
-    cpu_cores_peak: float = Field(description="workload total (sum over pods)")
-    memory_bytes_peak: float
+    cpu_cores_peak: float = Field(
+        description="the busiest hour's mean CPU over the horizon (the highest forecast hourly mean), the"
+        " workload total (sum over pods); not a sample peak"
+    )
+    memory_bytes_peak: float = Field(
+        description="the busiest hour's mean memory over the horizon, workload total (sum over pods)"
+    )
     method: str
 
 
