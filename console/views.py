@@ -70,6 +70,7 @@ class MetaOut(BaseModel):
     store: str = ""
     origin: str = ""
     error: str | None = None
+    stale: str = Field("", description="the data's newest sample lies well before the window's end: how far")
     clusters: list[str] = Field(
         default_factory=list,
         description="the clusters of the workloads shown (empty: none is labelled, a single cluster)",
@@ -365,6 +366,7 @@ def meta(data: ConsoleData) -> MetaOut:
         store=m.store,
         origin=m.origin,
         error=m.error,
+        stale=m.stale,
         clusters=clusters(data.workloads()),
         cluster_name=m.cluster_name,
     )
