@@ -131,7 +131,9 @@ class Target:
         if (
             not self.registry
             or self.registry != self.registry.strip("/")
-            or ":" in self.registry.split("/")[-1]
+            or any(c in self.registry for c in "@ ")
+            # a tag; "host:port" alone is a registry
+            or ("/" in self.registry and ":" in self.registry.rsplit("/", 1)[1])
         ):
             raise ValueError(
                 f"registry {self.registry!r}: give a registry and path without a trailing '/' or a tag,"

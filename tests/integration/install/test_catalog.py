@@ -193,6 +193,12 @@ def test_render_for_another_registry_points_every_manifest_there(tmp_path: Path)
     assert bundle_check.returncode == 0, bundle_check.stdout + bundle_check.stderr
 
 
+def test_a_registry_on_a_port_is_a_registry_not_a_tag() -> None:
+    target = renderer().Target("localhost:5000")
+    assert target.values[0] == "image.repository=localhost:5000/podsizer"
+    assert target.bundle_image("0.1.0") == "localhost:5000/podsizer-bundle:v0.1.0"
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
