@@ -3,7 +3,8 @@
 # Runs as an arbitrary non-root UID with group 0 (OpenShift restricted-v2), with a read-only root filesystem:
 # nothing is written outside /tmp (mount an emptyDir there).
 
-# ---- build stage: wheels for podsizer and its dependencies
+# ---- build stage: wheels for podsizer and its dependencies, with every runtime extra (aws: botocore, which
+# SigV4 signing for AWS Managed Prometheus imports when PODSIZER_PROMETHEUS_SIGV4_REGION is set)
 FROM registry.access.redhat.com/ubi9/python-311:9.8-1779945715 AS build
 USER 1001
 WORKDIR /opt/app-root/src
@@ -15,7 +16,7 @@ COPY --chown=1001:0 webhook ./webhook
 COPY --chown=1001:0 updater ./updater
 COPY --chown=1001:0 certs ./certs
 RUN pip install --no-cache-dir --upgrade "pip>=24" "wheel>=0.43" \
-    && pip wheel --no-cache-dir --wheel-dir /tmp/wheels .
+    && pip wheel --no-cache-dir --wheel-dir /tmp/wheels ".[aws]"
 
 # ---- runtime stage
 FROM registry.access.redhat.com/ubi9/python-311:9.8-1779945715
@@ -36,7 +37,7 @@ LABEL name="podsizer" \
 USER 0
 COPY LICENSE /licenses/LICENSE
 COPY --from=build /tmp/wheels /tmp/wheels
-RUN pip install --no-cache-dir --no-index --find-links /tmp/wheels podsizer \
+RUN pip install --no-cache-dir --no-index --find-links /tmp/wheels "podsizer[aws]" \
     && rm -rf /tmp/wheels /opt/app-root/src/.cache \
     && chgrp -R 0 /opt/app-root /licenses \
     && chmod -R g=u /opt/app-root /licenses

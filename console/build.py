@@ -45,6 +45,7 @@ from podsizer.resources import GPU, is_mig, mig_profile
 from podsizer.subject import Subject
 from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
 from recommender.model.aggregate import gpu_activity
+from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.output.report import Report
 from recommender.sizing.cost import PriceTable
@@ -109,9 +110,12 @@ def _quantities(values: Mapping[str, str]) -> dict[str, float]:
     return {k: parse(v) for k, v in values.items()}
 
 
-def _pods_at_end(raw: RawDataset) -> set[tuple[str, str]]:
-    """(namespace, pod) of pods with a sample within two sampling steps of the window's end."""
-    end = raw.end.timestamp()
+def _pods_at_end(raw: RawDataset, newest: datetime | None) -> set[tuple[str, str]]:
+    """(namespace, pod) of pods with a sample within two sampling steps of the newest sample of the data
+    (the window's end when the data is fresh; stale data would otherwise count no pod at all)."""
+    if newest is None:
+        return set()
+    end = newest.timestamp()
     out: set[tuple[str, str]] = set()
     for s in raw.containers:
         ts = np.asarray(s.timestamps, dtype=np.float64)
@@ -123,15 +127,21 @@ def _pods_at_end(raw: RawDataset) -> set[tuple[str, str]]:
     return out
 
 
+def _stale(freshness: Freshness) -> str:
+    """The header's line for stale data: the shared statement and what the console makes of it."""
+    said = freshness.statement()
+    return f"{said}; replicas and savings count the pods present at that sample" if said else ""
+
+
 def _replicas(
     ref: WorkloadRef, pods: Sequence[PodInfo], snapshot: UsageSnapshot, at_end: set[tuple[str, str]]
 ) -> tuple[int, str]:
     """The workload's current replica count and where it comes from: its autoscaler's current replicas
-    when the usage model has them, else the pods present at the window's end."""
+    when the usage model has them, else the pods present at the data's newest sample."""
     scaler = next((a for a in snapshot.autoscalers if a.workload == ref), None)
     if scaler is not None and scaler.current_replicas is not None:
         return scaler.current_replicas, f"{scaler.kind} {scaler.name} current replicas"
-    return sum(1 for p in pods if (p.namespace, p.name) in at_end), "pods present at the window's end"
+    return sum(1 for p in pods if (p.namespace, p.name) in at_end), "pods present at the newest sample"
 
 
 def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> str | None:
@@ -400,7 +410,8 @@ def build_console_data(
     for s in (*snapshot.skipped, *run.skipped):
         skipped.setdefault(s.subject, SkippedRow(s.subject, s.reason, s.failed))
 
-    at_end = _pods_at_end(raw)
+    freshness = of_raw(raw)
+    at_end = _pods_at_end(raw, freshness.newest)
     replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
     nodes = {n.name: n for n in raw.nodes}
     report = Report.of(run, snapshot, policy or PlanPolicy())
@@ -457,7 +468,7 @@ def build_console_data(
     )
     return StaticConsoleData(
         workload_details=workload_details,
-        info=Meta(snapshot.source or "unknown", now, raw.start, raw.end),
+        info=Meta(snapshot.source or "unknown", now, raw.start, raw.end, stale=_stale(freshness)),
         workload_rows=rows,
         skipped_rows=tuple(sorted(skipped.values(), key=lambda s: s.subject)),
         nodes=_gpu_nodes(raw, set(workload_of), prices or PriceTable.load(None)),

@@ -236,6 +236,7 @@ class Meta:
     origin: str = ""  # where the recommendations shown come from: the store, or a run over the data
     error: str | None = None  # the last refresh failed: why (the data shown is the previous build)
     cluster_name: str = ""  # the cluster the console is configured for ("" not named)
+    stale: str = ""  # the data's newest sample is well before the window's end: says so ("" fresh)
 
 
 class ConsoleData(Protocol):

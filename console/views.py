@@ -70,6 +70,7 @@ class MetaOut(BaseModel):
     store: str = ""
     origin: str = ""
     error: str | None = None
+    stale: str = Field("", description="the data's newest sample lies well before the window's end: how far")
     clusters: list[str] = Field(
         default_factory=list,
         description="the clusters of the workloads shown (empty: none is labelled, a single cluster)",
@@ -331,8 +332,13 @@ class ChartOut(BaseModel):
 
 class ForecastOut(BaseModel):
     horizon_days: float
-    cpu_cores_peak: float = Field(description="workload total (sum over pods)")
-    memory_bytes_peak: float
+    cpu_cores_peak: float = Field(
+        description="the busiest hour's mean CPU over the horizon (the highest forecast hourly mean), the"
+        " workload total (sum over pods); not a sample peak"
+    )
+    memory_bytes_peak: float = Field(
+        description="the busiest hour's mean memory over the horizon, workload total (sum over pods)"
+    )
     method: str
 
 
@@ -360,6 +366,7 @@ def meta(data: ConsoleData) -> MetaOut:
         store=m.store,
         origin=m.origin,
         error=m.error,
+        stale=m.stale,
         clusters=clusters(data.workloads()),
         cluster_name=m.cluster_name,
     )

@@ -27,6 +27,7 @@ from podsizer.settings import RecommenderSettings, add_arguments, flag_name, loa
 from recommender.clusters import bounds_in, cluster_sources, progress_in
 from recommender.health import Heartbeat
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
+from recommender.model.freshness import of_snapshot
 from recommender.output.report import FORMATS, Report, merge_reports, render
 from recommender.output.store.base import RecommendationStore, StoreError, writable
 from recommender.progress import ProgressPrinter
@@ -94,6 +95,7 @@ class OneRun:
     run: RunOutput
     report: Report
     unmatched: tuple[str, ...] = ()  # scope parts that matched no workload (exit status 3)
+    stale: tuple[str, ...] = ()  # one line per cluster whose newest sample is well before the window's end
 
 
 def one_run(
@@ -155,8 +157,11 @@ def _size_clusters(
     runs: list[RunOutput] = []
     reports: list[Report] = []
     unmatched: list[tuple[str, ...]] = []
+    stale: list[str] = []
     for cluster in cluster_sources(source, settings, start, now):
         snapshot = cluster.source.collect(start, now, progress_in(printer, cluster.name))
+        if said := of_snapshot(snapshot).statement():
+            stale.append(f"cluster {cluster.name}: {said}" if cluster.name else said)
         sized = wiring.sizing(snapshot, policy, prices, now, bounds_in(bounds, cluster.name))
         run = run_in(sized, cluster.name)
         runs.append(run)
@@ -168,7 +173,7 @@ def _size_clusters(
         reports.append(Report.of(run, None, settings.plan_policy(), prices=prices, price_file=price_file))
     # a scope part is unmatched when it matched nothing in every cluster
     missed = tuple(p for p in (unmatched[0] if unmatched else ()) if all(p in u for u in unmatched))
-    return OneRun(run, merge_reports(reports), missed)
+    return OneRun(run, merge_reports(reports), missed, tuple(stale))
 
 
 def terminal_width() -> int | None:
@@ -187,6 +192,8 @@ def _recommend(settings: RecommenderSettings, args: argparse.Namespace, wiring: 
     run = result.run
     sys.stdout.write(render(result.report, args.output, terminal_width(), wide=args.wide))
     sys.stdout.flush()
+    for line in result.stale:
+        print(f"podsizer recommend: {line}", file=sys.stderr)
     if settings.as_of is not None:  # the table does not show the window: say which one this was
         start, end = settings.as_of - timedelta(days=settings.window_days), settings.as_of
         print(f"podsizer recommend: window {start:%FT%TZ} to {end:%FT%TZ} (as of)", file=sys.stderr)

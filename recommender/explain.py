@@ -62,6 +62,8 @@ def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> in
         print(f"podsizer explain: {exc}", file=sys.stderr)
         return 1
     report = result.report
+    for line in result.stale:
+        print(f"podsizer explain: {line}", file=sys.stderr)
     index = Index(report.recommendations)
     found: list[Recommendation] = []
     for wanted in args.workloads:

@@ -5,7 +5,8 @@ Parts (see PARTS): `tools` is one Go module (tools/go.mod) holding the control p
 helm, kubeconform, the Argo Rollouts controller and olm-validate on one dependency graph, built by one
 `go build` so client-go and its friends compile once; `kwok` (tools/kwok) and `vpa-estimate`
 (bench/quality/vpa) need other Kubernetes library versions and are modules of their own; `argo-crds` copies
-the CRDs of the Argo Rollouts version the tools module pins.
+the CRDs of the Argo Rollouts version the tools module pins, `olm-crds` those of the operator-framework API
+version it pins (the schemas of CatalogSource and Subscription).
 
 A part is done when its stamp (a hash of its inputs and flags) matches and every output exists, is not
 empty and answers its version command with the pinned version; otherwise it is built again. Outputs go to
@@ -99,6 +100,8 @@ VPA = ROOT / "bench" / "quality" / "vpa"
 
 # The CRDs the Argo Rollouts controller's informers wait for.
 ARGO_CRD_KINDS = ("rollout", "experiment", "analysis-run", "analysis-template", "cluster-analysis-template")
+# The OLM CRDs whose schemas validate the catalog examples (CatalogSource, Subscription) offline.
+OLM_CRD_KINDS = ("catalogsources", "subscriptions")
 
 
 def _parts() -> dict[str, Part]:
@@ -114,19 +117,21 @@ def _parts() -> dict[str, Part]:
     # One -ldflags for every binary of the module: -X of a symbol a binary lacks is ignored by the linker.
     # The stamps are what each project's own Makefile sets; helm's Kubernetes version is the one
     # `helm template` and `helm lint` assume without --kube-version.
-    tools_ldflags = " ".join([
-        "-s -w",
-        f"-X k8s.io/component-base/version.gitVersion={k8s}",
-        f"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor={minor}",
-        f"-X go.etcd.io/etcd/api/v3/version.GitSHA=module-{etcd}",
-        f"-X helm.sh/helm/v3/internal/version.version={helm}",
-        *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMajor=1" for p in ("lint/rules", "chartutil")),
-        *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMinor={minor}" for p in ("lint/rules", "chartutil")),
-        f"-X main.version={kubeconform}",
-        f"-X {argo_pkg}/utils/version.version={argo.removeprefix('v')}",
-        f"-X {argo_pkg}/utils/version.gitTag={argo} -X {argo_pkg}/utils/version.gitTreeState=clean",
-        f"-X {argo_pkg}/utils/version.gitCommit=module-{argo}",
-    ])
+    tools_ldflags = " ".join(
+        [
+            "-s -w",
+            f"-X k8s.io/component-base/version.gitVersion={k8s}",
+            f"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor={minor}",
+            f"-X go.etcd.io/etcd/api/v3/version.GitSHA=module-{etcd}",
+            f"-X helm.sh/helm/v3/internal/version.version={helm}",
+            *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMajor=1" for p in ("lint/rules", "chartutil")),
+            *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMinor={minor}" for p in ("lint/rules", "chartutil")),
+            f"-X main.version={kubeconform}",
+            f"-X {argo_pkg}/utils/version.version={argo.removeprefix('v')}",
+            f"-X {argo_pkg}/utils/version.gitTag={argo} -X {argo_pkg}/utils/version.gitTreeState=clean",
+            f"-X {argo_pkg}/utils/version.gitCommit=module-{argo}",
+        ]
+    )
     kube = Check(("--version",), f"Kubernetes {k8s}")
     parts: list[Part] = [
         GoPart(
@@ -177,6 +182,14 @@ def _parts() -> dict[str, Part]:
             source_glob="manifests/crds/*-crd.yaml",
             dest=f"argo-rollouts/{argo}/crds",
             required=tuple(f"{kind}-crd.yaml" for kind in ARGO_CRD_KINDS),
+        ),
+        CopyPart(
+            name="olm-crds",
+            module_dir=TOOLS,
+            module="github.com/operator-framework/api",
+            source_glob="crds/operators.coreos.com_*.yaml",
+            dest=f"olm/{olm_api}/crds",
+            required=tuple(f"operators.coreos.com_{kind}.yaml" for kind in OLM_CRD_KINDS),
         ),
     ]
     return {p.name: p for p in parts}
@@ -231,8 +244,9 @@ def _check(path: Path, check: Check) -> str:
     if not os.access(path, os.X_OK):
         return f"{path} is not executable"
     try:
-        proc = subprocess.run([str(path), *check.args], input=check.stdin, capture_output=True, text=True,
-                              timeout=60)
+        proc = subprocess.run(
+            [str(path), *check.args], input=check.stdin, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{path} {' '.join(check.args)} did not run: {exc}"
     output = proc.stdout + proc.stderr
@@ -280,8 +294,13 @@ def _module_source(part: CopyPart, log: Path) -> Path:
     """The pinned module's source folder in the module cache (downloaded if absent)."""
     version = pinned(part.module_dir / "go.mod", part.module)
     env = {**os.environ, **GO_ENV}
-    proc = subprocess.run(["go", "mod", "download", "-json", f"{part.module}@{version}"], cwd=part.module_dir,
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["go", "mod", "download", "-json", f"{part.module}@{version}"],
+        cwd=part.module_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise BuildFailed(f"go mod download {part.module}@{version} exited {proc.returncode}", log)
@@ -353,7 +372,7 @@ def binary(name: str, cache: Path) -> Path:
 
 
 def share(part_name: str, cache: Path) -> Path:
-    """The folder a copy part fills (the Argo Rollouts CRDs)."""
+    """The folder a copy part fills (the Argo Rollouts CRDs, the OLM CRDs)."""
     part = _parts()[part_name]
     assert isinstance(part, CopyPart), part_name
     return cache / "share" / part.dest

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates manifests/install and manifests/olm from charts/podsizer (--check: only report drift).
+# Regenerates manifests/install, manifests/olm and manifests/catalog from charts/podsizer (--check: only report
+# drift; --registry, --set and --out: the same files for your registry and values, see docs/install.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

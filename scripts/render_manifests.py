@@ -1,4 +1,11 @@
-"""Renders manifests/install and the OLM bundle from the Helm chart, so neither can drift from it."""
+"""Renders manifests/install, the OLM bundle and its catalog from the Helm chart, so none can drift from it.
+
+    scripts/render-manifests.sh                          # rewrite manifests/ (what the repository ships)
+    scripts/render-manifests.sh --check                  # fail if manifests/ differs from a fresh render
+    scripts/render-manifests.sh --registry registry.example.com/team --out my-manifests \\
+        --set recommender.prometheus.url=http://prometheus.monitoring.svc:9090
+                                                         # the same files for your registry and settings
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +29,10 @@ CRD = ROOT / "manifests" / "crds" / "recommendation.yaml"
 CHECKPOINT_CRD = ROOT / "manifests" / "crds" / "usagecheckpoint.yaml"
 ICON = ROOT / "manifests" / "icon.svg"
 ICON_TYPE = "image/svg+xml"
-INSTALL_DIR = ROOT / "manifests" / "install"
-OLM_DIR = ROOT / "manifests" / "olm"
+MANIFESTS = ROOT / "manifests"
+INSTALL_DIR = MANIFESTS / "install"
+OLM_DIR = MANIFESTS / "olm"
+CATALOG_DIR = MANIFESTS / "catalog"
 
 KUBE_VERSION = "1.31.0"
 NAMESPACE = "podsizer"
@@ -34,6 +44,23 @@ CREATED_AT = "2026-12-02T00:00:00Z"
 OPENSHIFT_VERSIONS = "v4.14"
 HELM_ONLY_LABELS = frozenset({"helm.sh/chart", "app.kubernetes.io/managed-by"})
 OLM_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+# Where the shipped manifests pull from; --registry names another (the three images keep their names).
+DEFAULT_REGISTRY = "quay.io/podsizer"
+# The opm image the catalog image serves from: the operator-registry version tools/go.mod pins.
+OPM_IMAGE = "quay.io/operator-framework/opm:v1.63.0"
+CATALOG_SOURCE = "podsizer-catalog"
+# The CSV spec fields `opm render` copies into a bundle's olm.csv.metadata property.
+CSV_METADATA_KEYS = (
+    "description",
+    "displayName",
+    "installModes",
+    "keywords",
+    "links",
+    "maintainers",
+    "maturity",
+    "minKubeVersion",
+    "provider",
+)
 
 # The plain install uses cert-manager: it is the one certificate source that needs no per-cluster secret
 # material in the committed YAML (generate would embed a private key; service-ca is OpenShift-only).
@@ -93,6 +120,38 @@ For GPU activity, enable `DCGM_FI_PROF_SM_ACTIVE` in dcgm-exporter's counters.
 """
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where the rendered manifests point: the registry of the three images and extra chart values."""
+
+    registry: str = DEFAULT_REGISTRY
+    sets: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (
+            not self.registry
+            or self.registry != self.registry.strip("/")
+            or any(c in self.registry for c in "@ ")
+            # a tag; "host:port" alone is a registry
+            or ("/" in self.registry and ":" in self.registry.rsplit("/", 1)[1])
+        ):
+            raise ValueError(
+                f"registry {self.registry!r}: give a registry and path without a trailing '/' or a tag,"
+                " e.g. registry.example.com/team"
+            )
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """--set values every render takes: the podsizer image in this registry, then the extra values."""
+        return (f"image.repository={self.registry}/podsizer", *self.sets)
+
+    def bundle_image(self, version: str) -> str:
+        return f"{self.registry}/podsizer-bundle:v{version}"
+
+    def catalog_image(self, version: str) -> str:
+        return f"{self.registry}/podsizer-catalog:v{version}"
+
+
 def helm_template(
     helm: str, values: Sequence[str], *, skip_tests: bool, values_files: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
@@ -135,9 +194,9 @@ def _one(docs: Sequence[Mapping[str, Any]], kind: str, name: str) -> Mapping[str
     return found[0]
 
 
-def install_files(helm: str) -> dict[Path, str]:
+def install_files(helm: str, target: Target = Target()) -> dict[Path, str]:
     """manifests/install: namespace, the chart rendered with fixed values, and a kustomization."""
-    docs = helm_template(helm, INSTALL_VALUES, skip_tests=True)
+    docs = helm_template(helm, (*INSTALL_VALUES, *target.values), skip_tests=True)
     namespace = {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -212,9 +271,9 @@ def _webhook_definition(mwc: Mapping[str, Any], deployment: str) -> dict[str, An
     }
 
 
-def csv_document(helm: str) -> dict[str, Any]:
+def csv_document(helm: str, target: Target = Target()) -> dict[str, Any]:
     """The ClusterServiceVersion, its install strategy taken from the chart's own objects."""
-    docs = helm_template(helm, OLM_VALUES, skip_tests=True, values_files=OLM_VALUES_FILES)
+    docs = helm_template(helm, (*OLM_VALUES, *target.values), skip_tests=True, values_files=OLM_VALUES_FILES)
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     version = chart["appVersion"]
     crd = yaml.safe_load(CRD.read_text())
@@ -356,7 +415,7 @@ def csv_document(helm: str) -> dict[str, Any]:
     }
 
 
-def olm_files(helm: str) -> dict[Path, str]:
+def olm_files(helm: str, target: Target = Target()) -> dict[Path, str]:
     """The bundle: CSV, CRD copy, metadata/annotations.yaml and bundle.Dockerfile with matching labels."""
     header = "# Generated by scripts/render-manifests.sh from charts/podsizer; do not edit.\n"
     labels = "".join(f"LABEL {k}={v}\n" for k, v in BUNDLE_ANNOTATIONS.items())
@@ -368,7 +427,7 @@ def olm_files(helm: str) -> dict[Path, str]:
         "COPY manifests /manifests/\n"
         "COPY metadata /metadata/\n"
     )
-    csv = csv_document(helm)
+    csv = csv_document(helm, target)
     return {
         OLM_DIR / "manifests" / f"{PACKAGE}.clusterserviceversion.yaml": header + dump_all([csv]),
         OLM_DIR / "manifests" / "podsizer.io_recommendations.yaml": CRD.read_text(),
@@ -378,8 +437,103 @@ def olm_files(helm: str) -> dict[Path, str]:
     }
 
 
-def render_all(helm: str) -> dict[Path, str]:
-    return {**install_files(helm), **olm_files(helm)}
+def _owned_gvks(csv: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for crd in csv["spec"]["customresourcedefinitions"]["owned"]:
+        group = crd["name"].split(".", 1)[1]
+        out.append(
+            {"type": "olm.gvk", "value": {"group": group, "kind": crd["kind"], "version": crd["version"]}}
+        )
+    return out
+
+
+def catalog_documents(csv: Mapping[str, Any], target: Target = Target()) -> list[dict[str, Any]]:
+    """The file-based catalog as `opm init` and `opm render` write it: package, channel, bundle."""
+    spec, meta = csv["spec"], csv["metadata"]
+    version = spec["version"]
+    csv_metadata = {key: spec[key] for key in CSV_METADATA_KEYS if key in spec}
+    csv_metadata["annotations"] = dict(meta["annotations"])
+    csv_metadata["crdDescriptions"] = spec["customresourcedefinitions"]
+    csv_metadata["labels"] = dict(meta["labels"])
+    return [
+        {
+            "schema": "olm.package",
+            "name": PACKAGE,
+            "defaultChannel": CHANNEL,
+            "description": meta["annotations"]["description"],
+            "icon": spec["icon"][0],
+        },
+        {"schema": "olm.channel", "package": PACKAGE, "name": CHANNEL, "entries": [{"name": meta["name"]}]},
+        {
+            "schema": "olm.bundle",
+            "name": meta["name"],
+            "package": PACKAGE,
+            "image": target.bundle_image(version),
+            "properties": [
+                {"type": "olm.package", "value": {"packageName": PACKAGE, "version": version}},
+                *_owned_gvks(csv),
+                {"type": "olm.csv.metadata", "value": csv_metadata},
+            ],
+            "relatedImages": [
+                {"name": "", "image": target.bundle_image(version)},
+                *spec["relatedImages"],
+            ],
+        },
+    ]
+
+
+def catalog_files(helm: str, target: Target = Target()) -> dict[Path, str]:
+    """manifests/catalog: the file-based catalog, its image Dockerfile, a CatalogSource, a Subscription."""
+    header = "# Generated by scripts/render-manifests.sh from charts/podsizer; do not edit.\n"
+    csv = csv_document(helm, target)
+    version = csv["spec"]["version"]
+    dockerfile = (
+        "# OLM catalog image (build context: manifests/catalog). Generated by scripts/render-manifests.sh;\n"
+        "# what `opm generate dockerfile` writes, with the opm version the repository's validator links.\n"
+        f"FROM {OPM_IMAGE}\n"
+        'ENTRYPOINT ["/bin/opm"]\n'
+        'CMD ["serve", "/configs", "--cache-dir=/tmp/cache"]\n'
+        "COPY configs /configs\n"
+        'RUN ["/bin/opm", "serve", "/configs", "--cache-dir=/tmp/cache", "--cache-only"]\n'
+        "LABEL operators.operatorframework.io.index.configs.v1=/configs\n"
+    )
+    catalog_source = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": CATALOG_SOURCE, "namespace": "openshift-marketplace"},
+        "spec": {
+            "sourceType": "grpc",
+            "image": target.catalog_image(version),
+            "displayName": "podsizer",
+            "publisher": "podsizer",
+            "grpcPodConfig": {"securityContextConfig": "restricted"},
+        },
+    }
+    # openshift-operators has its global OperatorGroup already (AllNamespaces, the bundle's one install mode).
+    subscription = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "Subscription",
+        "metadata": {"name": PACKAGE, "namespace": "openshift-operators"},
+        "spec": {
+            "name": PACKAGE,
+            "channel": CHANNEL,
+            "source": CATALOG_SOURCE,
+            "sourceNamespace": "openshift-marketplace",
+            "startingCSV": csv["metadata"]["name"],
+            "installPlanApproval": "Manual",
+        },
+    }
+    return {
+        CATALOG_DIR / "configs" / PACKAGE / "catalog.yaml": header + dump_all(catalog_documents(csv, target)),
+        CATALOG_DIR / "catalog.Dockerfile": dockerfile,
+        CATALOG_DIR / "catalogsource.yaml": header + dump_all([catalog_source]),
+        CATALOG_DIR / "subscription.yaml": header + dump_all([subscription]),
+    }
+
+
+def render_all(helm: str, target: Target = Target()) -> dict[Path, str]:
+    """Every generated file under manifests/, for the target's registry and values."""
+    return {**install_files(helm, target), **olm_files(helm, target), **catalog_files(helm, target)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,19 +546,52 @@ def main(argv: list[str] | None = None) -> int:
         help="helm binary",
     )
     parser.add_argument("--check", action="store_true", help="fail if the files differ from a fresh render")
+    parser.add_argument(
+        "--registry",
+        default=DEFAULT_REGISTRY,
+        help="registry and path of the podsizer, podsizer-bundle and podsizer-catalog images"
+        f" (default {DEFAULT_REGISTRY})",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a chart value for the plain manifests and the bundle (repeatable), e.g."
+        " recommender.prometheus.url=http://prometheus.monitoring.svc:9090",
+    )
+    parser.add_argument("--out", type=Path, help="write the manifests/ tree here instead (needs no --check)")
     args = parser.parse_args(argv)
+    if args.check and (args.out or args.sets or args.registry != DEFAULT_REGISTRY):
+        parser.error(
+            "--check compares manifests/ with the shipped render; it takes no --out, --registry or --set"
+        )
+    if not all("=" in s for s in args.sets):
+        parser.error(f"--set takes KEY=VALUE, not {next(s for s in args.sets if '=' not in s)!r}")
+    try:
+        target = Target(args.registry, tuple(args.sets))
+    except ValueError as e:
+        parser.error(str(e))
     if not Path(args.helm).exists():
         print(f"render: helm not found at {args.helm}; run scripts/build_tools.py tools", file=sys.stderr)
         return 2
+    try:
+        rendered = render_all(args.helm, target)
+    except subprocess.CalledProcessError as e:
+        print(f"render: helm template failed: {e.stderr.strip()}", file=sys.stderr)
+        return 1
     stale = []
-    for path, text in render_all(args.helm).items():
+    for path, text in rendered.items():
         if args.check:
             if not path.exists() or path.read_text() != text:
                 stale.append(str(path.relative_to(ROOT)))
             continue
+        if args.out is not None:
+            path = args.out / path.relative_to(MANIFESTS)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        print(f"render: wrote {path.relative_to(ROOT)}")
+        print(f"render: wrote {path}")
     if stale:
         print("render: out of date (run scripts/render-manifests.sh): " + ", ".join(stale), file=sys.stderr)
         return 1

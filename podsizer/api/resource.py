@@ -74,7 +74,9 @@ class GpuRecommendation:
 
 @dataclass(frozen=True)
 class Forecast:
-    """Predicted demand over the forecast horizon (workload totals)."""
+    """Predicted demand over the forecast horizon (workload totals). The *_peak fields (named so on the wire,
+    cpuCoresPeak and memoryBytesPeak) are the busiest hour's mean: the highest forecast hourly mean, not a
+    sample peak, so they can sit below a p99 of the samples."""
 
     horizon_days: float
     cpu_cores_peak: float

@@ -5,7 +5,9 @@ The series is averaged into hourly buckets. Then, by the length of finite histor
   7-14 days    trend + hour-of-day (24) + day-of-week (7) method "lsq trend+hour-of-day+day-of-week"
   2-7 days     trend + hour-of-day (24)                   method "lsq trend+hour-of-day"
   < 2 days     naive: the last 24 h repeated              method "naive last-day (history < 2 days)"
-Forecasts are clipped at 0; the peak is the forecast's max.
+Forecasts are clipped at 0. The "peak" (Forecast.cpu_cores_peak, memory_bytes_peak) is the forecast's max:
+the busiest hour's mean demand, not a sample peak; an hour's mean smooths out the spikes a p99 of samples
+catches, so it can sit below one (the console says so).
 
 The forecast feeding the request (trend_feed): a line through the daily peaks of the last whole days; when
 its slope is certain (t >= FEED_MIN_T) and the projection forecast_feed_days ahead is above the highest
@@ -32,7 +34,7 @@ HOUR = 3600.0
 
 @dataclass(frozen=True, eq=False)
 class SeriesForecast:
-    """Hourly forecast values starting at `start`, their peak, and the method used."""
+    """Hourly forecast values from `start`, their max (the busiest hour's mean), and the method used."""
 
     start: datetime
     values: FloatArray

@@ -223,7 +223,9 @@ def test_workload_page_shows_the_api_numbers_and_every_pod(
     assert len(pods) == len(body["pods"]) == len(w["pods"]) > w["replicas"]
     keys = _charts_match_api(browser, api, "/workloads/shop/Deployment/search")
     assert {"cpu", "memory"} <= set(keys)
-    assert browser.find_element(By.ID, "forecast").text
+    forecast = browser.find_element(By.ID, "forecast").text
+    assert "the busiest hour's mean: CPU" in forecast and "peak" not in forecast, forecast
+    assert "below a p99" in browser.find_element(By.ID, "forecast-note").text
     assert_same_origin_only(browser, base_url)
     screenshot(browser, artifacts / "workload-search.png")
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 import pytest
@@ -176,3 +179,17 @@ def olm_csv() -> dict[str, Any]:
     docs = load_yaml_docs(MANIFESTS / "olm" / "manifests" / "podsizer.clusterserviceversion.yaml")
     assert len(docs) == 1
     return docs[0]
+
+
+def renderer() -> ModuleType:
+    """scripts/render_manifests.py as a module (registered, so its dataclasses find their module)."""
+    loaded = sys.modules.get("render_manifests")
+    if loaded is not None:
+        return loaded
+    script = ROOT / "scripts" / "render_manifests.py"
+    spec = importlib.util.spec_from_file_location("render_manifests", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["render_manifests"] = module
+    spec.loader.exec_module(module)
+    return module

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Any
 
 import pytest
 
 from podsizer.settings import ConsoleSettings, RecommenderSettings, load
 from recommender.input.prometheus.connection import OPENSHIFT_THANOS_URL, effective
-from tests.integration.install.support import Render, Scenario, objects_of
+from tests.integration.install.support import ROOT, Render, Scenario, objects_of
 
 CONSOLE = ("console.enabled=true", "console.source=prometheus")
 
@@ -90,3 +92,25 @@ def test_a_secret_and_the_file_setting_it_supplies_together_are_refused(render: 
     refused = r"caSecret and recommender\.prometheus\.caFile both name the file"
     with pytest.raises(AssertionError, match=refused):
         render(Scenario("prometheus-secret-and-file", sets=both))
+
+
+def _documented_amp_sets() -> tuple[str, ...]:
+    """The --set values of docs/install.md's `helm install` for AWS Managed Prometheus (with sigv4Region)."""
+    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "docs" / "install.md").read_text(), re.DOTALL)
+    (block,) = [b for b in blocks if "sigv4Region" in b and "helm install" in b]
+    words = shlex.split(block.replace("\\\n", " "))
+    sets = tuple(words[i + 1] for i, w in enumerate(words) if w == "--set")
+    return tuple(s.replace("$REGISTRY", "registry.example.com/team") for s in sets)
+
+
+def test_the_documented_amp_install_signs_in_both_processes_with_their_irsa_roles(render: Render) -> None:
+    docs = render(Scenario("prometheus-amp", sets=_documented_amp_sets()))
+    for name, role in (("podsizer-recommender", RecommenderSettings), ("podsizer-console", ConsoleSettings)):
+        settings = load(role, env=_env(docs, name))
+        assert settings.prometheus_sigv4_region == "us-east-1", name
+        assert settings.prometheus_sigv4_service == "aps", name
+        assert str(settings.prometheus_url).startswith("https://aps-workspaces.us-east-1.amazonaws.com/"), (
+            name
+        )
+        (sa,) = [a for a in objects_of(docs, "ServiceAccount") if a["metadata"]["name"] == name]
+        assert sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].startswith("arn:aws:iam::"), name

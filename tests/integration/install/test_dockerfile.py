@@ -177,3 +177,46 @@ def test_every_python_package_reaches_the_image(dockerfile: list[Instruction]) -
     for package in packages:
         assert package in copied, f"build stage does not COPY {package}"
         assert f"!{package}/" in ignore, f".dockerignore keeps {package} out of the build context"
+
+
+def _extras(requirement: str) -> set[str]:
+    """The extras of a pip requirement or path argument, e.g. '.[aws]' -> {'aws'}."""
+    match = re.fullmatch(r"[^\[\]]+(?:\[([^\]]*)\])?", requirement)
+    assert match is not None, f"not a requirement: {requirement!r}"
+    return {e.strip() for e in (match.group(1) or "").split(",") if e.strip()}
+
+
+def _pip_target(run: Instruction, subcommand: str) -> str:
+    """The one requirement or path a `pip <subcommand>` of a RUN names (its last non-option argument)."""
+    words = shlex.split(run.args)
+    start = next(i for i, w in enumerate(words) if w == "pip" and words[i + 1] == subcommand)
+    args: list[str] = []
+    for word in words[start + 2 :]:
+        if word in ("&&", ";", "||"):
+            break
+        args.append(word)
+    values = {"--wheel-dir", "--find-links", "-w", "-f"}
+    targets = [a for i, a in enumerate(args) if not a.startswith("-") and args[i - 1] not in values]
+    assert len(targets) == 1, f"line {run.line}: pip {subcommand} of {targets}"
+    return targets[0]
+
+
+def test_the_image_installs_every_runtime_extra(dockerfile: list[Instruction]) -> None:
+    """Extras other than dev are imported by the roles when a setting asks (aws: botocore for SigV4)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    runtime = set(pyproject["project"]["optional-dependencies"]) - {"dev"}
+    assert "aws" in runtime
+    build, final = stages(dockerfile)[0], stages(dockerfile)[-1]
+    (wheel,) = [i for i in build if i.keyword == "RUN" and "pip wheel" in i.args]
+    (install,) = [
+        i for i in final if i.keyword == "RUN" and "pip install" in i.args and "/tmp/wheels" in i.args
+    ]
+    assert _extras(_pip_target(wheel, "wheel")) == runtime, "the build stage makes wheels for every extra"
+    installed = _pip_target(install, "install")
+    assert installed.startswith("podsizer[") and _extras(installed) == runtime, installed
+
+
+def test_extras_parser_reads_requirements() -> None:
+    assert _extras(".[aws]") == {"aws"}
+    assert _extras("podsizer[aws, gcp]") == {"aws", "gcp"}
+    assert _extras("podsizer") == set()

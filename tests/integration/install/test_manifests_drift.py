@@ -1,29 +1,17 @@
-"""manifests/install and the OLM bundle are exactly what scripts/render-manifests.sh makes from the chart."""
+"""manifests/install, the OLM bundle and the catalog are what scripts/render-manifests.sh makes."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.integration.install.support import MANIFESTS, ROOT, load_yaml_docs, tool
-
-
-def _renderer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "render_manifests", ROOT / "scripts" / "render_manifests.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.integration.install.support import MANIFESTS, ROOT, load_yaml_docs, renderer, tool
 
 
 @pytest.fixture(scope="module")
 def fresh() -> dict[Path, str]:
-    rendered: dict[Path, str] = _renderer().render_all(str(tool("helm")))
+    rendered: dict[Path, str] = renderer().render_all(str(tool("helm")))
     return rendered
 
 
@@ -34,9 +22,9 @@ def test_committed_files_equal_a_fresh_render(fresh: dict[Path, str]) -> None:
 
 def test_render_covers_every_generated_file(fresh: dict[Path, str]) -> None:
     generated = {p for p in (MANIFESTS / "install").iterdir()} | {
-        p for p in (MANIFESTS / "olm").rglob("*") if p.is_file()
+        p for folder in ("olm", "catalog") for p in (MANIFESTS / folder).rglob("*") if p.is_file()
     }
-    assert generated == set(fresh), "files in manifests/install or manifests/olm that no render produces"
+    assert generated == set(fresh), "files in manifests/install, olm or catalog that no render produces"
 
 
 def test_kustomization_lists_the_rendered_files() -> None:

@@ -8,13 +8,11 @@ offline.
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -25,6 +23,7 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
+from tests.integration.install.schemas import kubeconform, schema_file_name, write_standalone_schemas
 from tests.integration.install.support import (
     CRDS,
     KUBE_VERSIONS,
@@ -32,12 +31,10 @@ from tests.integration.install.support import (
     SCENARIOS,
     Render,
     load_yaml_docs,
-    tool,
 )
 
 # cert-manager's kinds: no schema ships offline; their fields are checked in test_chart.py.
 NO_LOCAL_SCHEMA = frozenset({"Issuer", "Certificate", "Route"})  # Route: OpenShift's, no local schema
-SCHEMA_ROOT = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 
 
 def _sample_recommendation() -> dict[str, Any]:
@@ -74,57 +71,6 @@ def objects(render: Render) -> list[tuple[str, dict[str, Any]]]:
     found = list(_all_objects(render))
     assert len(found) > 80
     return [*found, ("codec Recommendation", _sample_recommendation())]
-
-
-def _refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                yield value.rpartition("/")[2]
-            else:
-                yield from _refs(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _refs(value)
-
-
-def schema_file_name(obj: Mapping[str, Any]) -> str:
-    """kubeconform's {{.ResourceKind}}{{.KindSuffix}}.json for an object."""
-    group, _, version = obj["apiVersion"].rpartition("/")
-    suffix = f"-{group.split('.')[0]}-{version}" if group else f"-{version}"
-    return f"{obj['kind'].lower()}{suffix}.json"
-
-
-def write_standalone_schemas(out: Path, objects: list[dict[str, Any]]) -> None:
-    """The schemas these objects need, each with the definitions it reaches, plus the Recommendation CRD's."""
-    for version in KUBE_VERSIONS:
-        src = SCHEMA_ROOT / f"v{version}-local-strict"
-        dst = out / f"v{version}-standalone-strict"
-        dst.mkdir(parents=True, exist_ok=True)
-        defs = json.loads((src / "_definitions.json").read_text())["$defs"]
-        for name in {schema_file_name(o) for o in objects}:
-            if not (src / name).exists():
-                continue
-            text = (src / name).read_text().replace('"/api/_definitions.json#/$defs/', '"#/$defs/')
-            schema = json.loads(text)
-            needed: set[str] = set()
-            todo = list(_refs(schema))
-            while todo:
-                ref = todo.pop()
-                if ref not in needed:
-                    needed.add(ref)
-                    todo.extend(_refs(defs[ref]))
-            schema["$defs"] = {ref: defs[ref] for ref in sorted(needed)}
-            (dst / name).write_text(json.dumps(schema))
-    (crd,) = load_yaml_docs(CRDS / "recommendation.yaml")
-    rec = dict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-    rec["properties"] = {
-        **rec["properties"],
-        "apiVersion": {"enum": ["podsizer.io/v1alpha1"]},
-        "kind": {"enum": ["Recommendation"]},
-    }
-    (out / "crd").mkdir(exist_ok=True)
-    (out / "crd" / "recommendation-podsizer-v1alpha1.json").write_text(json.dumps(rec))
 
 
 @pytest.fixture(scope="module")
@@ -171,46 +117,15 @@ def test_schemas_catch_bad_objects(schemas: Path, render: Render) -> None:
     assert list(validator.iter_errors(dep)), "strict schemas reject unknown fields"
 
 
-def _kubeconform(kube_version: str, schemas: Path, manifest: Path, *extra: str) -> dict[str, Any]:
-    """kubeconform's JSON report on `manifest`: strict, against the local schemas, `extra` flags."""
-    args = [
-        "-strict",
-        "-summary",
-        "-output",
-        "json",
-        "-kubernetes-version",
-        kube_version,
-        *extra,
-        *_locations(schemas),
-        str(manifest),
-    ]
-    proc = subprocess.run([str(tool("kubeconform")), *args], capture_output=True, text=True, timeout=120)
-    try:
-        report: dict[str, Any] = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"kubeconform said: {proc.stdout}\n{proc.stderr}")
-    return report
-
-
-def _locations(schemas: Path) -> list[str]:
-    return [
-        "-schema-location",
-        f"{schemas}/{{{{.NormalizedKubernetesVersion}}}}-standalone{{{{.StrictSuffix}}}}/"
-        "{{.ResourceKind}}{{.KindSuffix}}.json",
-        "-schema-location",
-        f"{schemas}/crd/{{{{.ResourceKind}}}}{{{{.KindSuffix}}}}.json",
-    ]
-
-
 @pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
-def test_every_object_validates_with_kubeconform(
+def test_every_object_validates_withkubeconform(
     kube_version: str, objects: list[tuple[str, dict[str, Any]]], schemas: Path, tmp_path: Path
 ) -> None:
     docs = [o for _, o in objects]
     manifest = tmp_path / "all.yaml"
     manifest.write_text(yaml.safe_dump_all(docs))
     skip = ",".join(sorted(NO_LOCAL_SCHEMA))
-    report = _kubeconform(kube_version, schemas, manifest, "-skip", skip)
+    report = kubeconform(kube_version, schemas, manifest, "-skip", skip)
     problems = [r for r in report.get("resources", []) if r["status"] not in ("statusValid", "statusSkipped")]
     assert problems == []
     skipped = sum(1 for d in docs if d["kind"] in NO_LOCAL_SCHEMA)
@@ -223,5 +138,5 @@ def test_kubeconform_rejects_bad_objects(schemas: Path, tmp_path: Path, render: 
     bad_svc = next(d for d in render(SCENARIOS[0]) if d["kind"] == "Service")
     bad_svc["spec"]["ports"][0]["port"] = "https"
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump_all([bad_rec, bad_svc]))
-    report = _kubeconform(KUBE_VERSIONS[-1], schemas, tmp_path / "bad.yaml")
+    report = kubeconform(KUBE_VERSIONS[-1], schemas, tmp_path / "bad.yaml")
     assert report["summary"]["invalid"] == 2, report

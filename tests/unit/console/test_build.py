@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
+from console.app import create_console_app
 from console.build import build_console_data
 from console.data import StaticConsoleData, WorkloadRow
 from console.demo import DemoConsoleData
@@ -15,6 +17,7 @@ from console.views import workload_out
 from podsizer.api.identity import WorkloadRef
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU
+from recommender.input.demo import build_demo_dataset
 from recommender.model import NodeInfo
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
@@ -301,10 +304,10 @@ def test_hpa_workload_counts_its_autoscalers_current_replicas_not_every_pod_seen
     assert out.cpu_cores_saved == pytest.approx(cpu)
 
 
-def test_workloads_without_autoscaler_count_the_pods_present_at_the_window_end(
+def test_workloads_without_autoscaler_count_the_pods_present_at_the_newest_sample(
     demo: StaticConsoleData,
 ) -> None:
-    rows = [r for r in demo.workload_rows if r.replicas_basis == "pods present at the window's end"]
+    rows = [r for r in demo.workload_rows if r.replicas_basis == "pods present at the newest sample"]
     assert rows and all(r.replicas is not None and r.replicas <= len(r.pods) for r in rows)
 
 
@@ -342,3 +345,31 @@ def test_pod_memory_chart_draws_the_memory_limit_and_the_pods_oom_kill(demo: Sta
         assert any(r.label.endswith(" limit") for r in memory.references)
         marked += [m.label for m in memory.marks]
     assert len(marked) == 1 and "OOM kill" in marked[0]
+
+
+def test_stale_data_counts_replicas_at_its_newest_sample_and_says_so() -> None:
+    """Data ending 35 minutes before the window's end: the replicas (and savings) are those of the newest
+    data, not 0, and the header says the data is stale; fresh data says nothing."""
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)
+    fresh = DemoConsoleData.build(now)
+    raw = dataclasses.replace(build_demo_dataset(now), end=now + timedelta(minutes=35))
+    snapshot = aggregate(raw, source="demo")
+    table = PriceTable.load(None)
+    run = recommend(snapshot, SizingPolicy(), table, raw.end)
+    stale = build_console_data(raw, snapshot, run, raw.end, prices=table)
+    replicas = {r.workload: (r.replicas, r.replicas_basis) for r in stale.workload_rows}
+    assert replicas == {r.workload: (r.replicas, r.replicas_basis) for r in fresh.workload_rows}
+    counted = [
+        n
+        for ref, (n, basis) in replicas.items()
+        if basis == "pods present at the newest sample" and ref.kind in ("Deployment", "StatefulSet")
+    ]
+    assert counted and all(n is not None and n > 0 for n in counted), replicas  # before: every one 0
+    assert fresh.meta().stale == ""
+    assert "40 min before the window's end" in stale.meta().stale  # the demo's last sample: 5 min before now
+    assert "replicas and savings count the pods present at that sample" in stale.meta().stale
+    with TestClient(create_console_app(stale)) as client:
+        header = client.get("/").text.split("</header>")[0]
+        api = client.get("/api/meta").json()
+    assert 'id="stale" role="alert"' in header and "40 min before the window" in header
+    assert api["stale"] == stale.meta().stale

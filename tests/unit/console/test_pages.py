@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,6 +13,7 @@ from fastapi.testclient import TestClient
 from console import fmt
 from console.app import SECURITY_HEADERS, create_console_app
 from console.data import GpuNode, StaticConsoleData, WorkloadRow
+from console.demo import DemoConsoleData
 from console.prices import DEFAULT_PRICE, HOURS_PER_MONTH, resource_price
 from console.query import OverviewQuery, Summary, select
 from tests.unit.console.sample import GIB, MIB, WEB, sample_data
@@ -171,6 +173,22 @@ def test_workload_page_shows_the_recommendation_changes_and_pods(client: TestCli
     assert '<b class="rec" data-field="cpu_planned">250m</b>' in html
     assert html.count('class="pod-link"') == 2
     assert 'href="/workloads/shop/Deployment/web"' in client.get("/").text
+
+
+def test_the_forecast_is_named_the_busiest_hours_mean_and_says_why_it_is_below_the_p99() -> None:
+    demo = DemoConsoleData.build(datetime(2026, 12, 2, 12, tzinfo=UTC))
+    row = next(r for r in demo.workload_rows if r.workload.name == "search")
+    detail = demo.workload_detail(row.workload)
+    assert detail is not None and detail.forecast is not None
+    with TestClient(create_console_app(demo)) as c:
+        html = c.get("/workloads/shop/Deployment/search").text
+        api = c.get("/api/workloads/shop/Deployment/search").json()
+    forecast = html[html.index('<p id="forecast">') : html.index("<h2>History</h2>")]
+    assert "the busiest hour's mean: CPU" in forecast
+    assert "peak" not in forecast.split('id="forecast-note"')[0], "the figures are not called peaks"
+    assert f'data-field="forecast_cpu">{fmt.cpu(detail.forecast.cpu_cores_peak)}</b>' in forecast
+    assert "below a p99" in forecast and "shown, not applied" in forecast
+    assert api["forecast"]["cpu_cores_peak"] == pytest.approx(detail.forecast.cpu_cores_peak)
 
 
 def test_unknown_page_is_a_styled_404_and_unknown_api_path_is_json(client: TestClient) -> None:

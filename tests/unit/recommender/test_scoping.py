@@ -323,3 +323,21 @@ def test_dcgm_refuses_as_of() -> None:
     )
     with pytest.raises(SettingsError, match=r"PODSIZER_AS_OF \(--as-of\): PODSIZER_SOURCE=dcgm scrapes live"):
         build_source(settings, NOW)
+
+
+def test_recommend_and_explain_say_when_the_data_ends_well_before_the_window(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cluster.json.gz"
+    dump_dataset(build_demo_dataset(NOW - timedelta(minutes=35), days=2), path)
+    flags = ("--source", "file", "--source-file", str(path), "--window-days", "1", "--no-progress")
+    assert pipeline.run("recommend", *flags, "-o", "json") == 0
+    err = capsys.readouterr().err
+    assert "podsizer recommend: the data is stale: its newest sample" in err
+    assert "min before the window's end (2026-12-02 14:00 UTC)" in err
+    assert pipeline.run("explain", *flags, "shop/Deployment/storefront") == 0
+    assert "podsizer explain: the data is stale" in capsys.readouterr().err
+    fresh = tmp_path / "fresh.json.gz"
+    dump_dataset(build_demo_dataset(NOW, days=2), fresh)
+    assert pipeline.run("recommend", "--source", "file", "--source-file", str(fresh), *flags[4:]) == 0
+    assert "stale" not in capsys.readouterr().err

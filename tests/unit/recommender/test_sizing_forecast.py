@@ -110,3 +110,16 @@ def test_forecast_demand_reports_both_peaks_and_horizon() -> None:
     assert 1.0 < f.cpu_cores_peak < 1.6
     assert 1.0e9 < f.memory_bytes_peak < 1.6e9
     assert f.method == "lsq trend+hour-of-week"
+
+
+def test_the_forecast_peak_is_the_busiest_hours_mean_not_a_sample_peak() -> None:
+    """What the console and the CRD call it: a 1-minute series at 1 core with a 5-core spike for one minute
+    of every hour forecasts the hourly mean (1 + 4/60), far below the spikes and their p99."""
+    minute = 60.0
+    values = np.ones(int(7 * 86400 / minute), dtype=np.float64)
+    values[::60] = 5.0
+    f = forecast_series(TimeSeries(T0, minute, values), 7)
+    hourly_mean = 1.0 + 4.0 / 60.0
+    assert f.peak == pytest.approx(hourly_mean, rel=1e-6)
+    assert f.peak == pytest.approx(float(np.nanmax(hourly(TimeSeries(T0, minute, values))[1])), rel=1e-6)
+    assert f.peak < float(np.percentile(values, 99)) == 5.0
