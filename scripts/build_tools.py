@@ -141,24 +141,26 @@ def _parts() -> dict[str, Part]:
     # One -ldflags for every binary of the module: -X of a symbol a binary lacks is ignored by the linker.
     # The stamps are what each project's own Makefile sets; helm's Kubernetes version is the one
     # `helm template` and `helm lint` assume without --kube-version.
-    tools_ldflags = " ".join([
-        "-s -w",
-        f"-X k8s.io/component-base/version.gitVersion={k8s}",
-        f"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor={minor}",
-        f"-X go.etcd.io/etcd/api/v3/version.GitSHA=module-{etcd}",
-        f"-X helm.sh/helm/v3/internal/version.version={helm}",
-        *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMajor=1" for p in ("lint/rules", "chartutil")),
-        *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMinor={minor}" for p in ("lint/rules", "chartutil")),
-        f"-X main.version={kubeconform}",
-        f"-X {argo_pkg}/utils/version.version={argo.removeprefix('v')}",
-        f"-X {argo_pkg}/utils/version.gitTag={argo} -X {argo_pkg}/utils/version.gitTreeState=clean",
-        f"-X {argo_pkg}/utils/version.gitCommit=module-{argo}",
-        f"-X {containerd_pkg}/version.Version={containerd}",
-        f"-X {containerd_pkg}/version.Revision=module-{containerd}",
-        f"-X github.com/prometheus/common/version.Version={prometheus}",
-        f"-X github.com/prometheus/common/version.Revision=module-{prometheus_module}",
-        "-X github.com/prometheus/common/version.Branch=module",
-    ])
+    tools_ldflags = " ".join(
+        [
+            "-s -w",
+            f"-X k8s.io/component-base/version.gitVersion={k8s}",
+            f"-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor={minor}",
+            f"-X go.etcd.io/etcd/api/v3/version.GitSHA=module-{etcd}",
+            f"-X helm.sh/helm/v3/internal/version.version={helm}",
+            *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMajor=1" for p in ("lint/rules", "chartutil")),
+            *(f"-X helm.sh/helm/v3/pkg/{p}.k8sVersionMinor={minor}" for p in ("lint/rules", "chartutil")),
+            f"-X main.version={kubeconform}",
+            f"-X {argo_pkg}/utils/version.version={argo.removeprefix('v')}",
+            f"-X {argo_pkg}/utils/version.gitTag={argo} -X {argo_pkg}/utils/version.gitTreeState=clean",
+            f"-X {argo_pkg}/utils/version.gitCommit=module-{argo}",
+            f"-X {containerd_pkg}/version.Version={containerd}",
+            f"-X {containerd_pkg}/version.Revision=module-{containerd}",
+            f"-X github.com/prometheus/common/version.Version={prometheus}",
+            f"-X github.com/prometheus/common/version.Revision=module-{prometheus_module}",
+            "-X github.com/prometheus/common/version.Branch=module",
+        ]
+    )
     kube = Check(("--version",), f"Kubernetes {k8s}")
     parts: list[Part] = [
         GoPart(
@@ -311,8 +313,9 @@ def _check(path: Path, check: Check) -> str:
     if not os.access(path, os.X_OK):
         return f"{path} is not executable"
     try:
-        proc = subprocess.run([str(path), *check.args], input=check.stdin, capture_output=True, text=True,
-                              timeout=60)
+        proc = subprocess.run(
+            [str(path), *check.args], input=check.stdin, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{path} {' '.join(check.args)} did not run: {exc}"
     output = proc.stdout + proc.stderr
@@ -362,8 +365,13 @@ def _module_source(part: CopyPart, log: Path) -> Path:
     """The pinned module's source folder in the module cache (downloaded if absent)."""
     version = pinned(part.module_dir / "go.mod", part.module)
     env = {**os.environ, **GO_ENV}
-    proc = subprocess.run(["go", "mod", "download", "-json", f"{part.module}@{version}"], cwd=part.module_dir,
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["go", "mod", "download", "-json", f"{part.module}@{version}"],
+        cwd=part.module_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise BuildFailed(f"go mod download {part.module}@{version} exited {proc.returncode}", log)

@@ -25,13 +25,15 @@ def _module(tmp_path: Path, version: str) -> Path:
     module = tmp_path / "hello"
     module.mkdir()
     (module / "go.mod").write_text("module example.test/hello\n\ngo 1.21\n")
-    (module / "main.go").write_text(textwrap.dedent(f"""\
+    (module / "main.go").write_text(
+        textwrap.dedent(f"""\
         package main
 
         import "fmt"
 
         func main() {{ fmt.Println("hello {version}") }}
-        """))
+        """)
+    )
     return module
 
 
