@@ -105,18 +105,11 @@ def _images_dir(cache: Path) -> Path:
 
 def _kubernetes_source() -> Path:
     """k8s.io/kubernetes's source in the Go module cache (downloaded if absent): pause.c and its Makefile."""
-    version = bt.pinned(bt.TOOLS / "go.mod", "k8s.io/kubernetes")
-    env = {**os.environ, **bt.GO_ENV}
-    proc = subprocess.run(
-        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@{version}"],
-        cwd=bt.TOOLS,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"build: go mod download k8s.io/kubernetes@{version}: {proc.stderr.strip()}")
-    return Path(json.loads(proc.stdout)["Dir"])
+    log = bt.cache_dir() / "logs" / "kubernetes-source.log"
+    try:
+        return bt.module_source("k8s.io/kubernetes", bt.TOOLS, log)
+    except bt.BuildFailed as exc:
+        raise SystemExit(f"build: {exc} (log: {log})") from None
 
 
 def _run(args: Sequence[str], log: Path, cwd: Path | None = None) -> str:

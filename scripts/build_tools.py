@@ -361,20 +361,22 @@ def _build_go(part: GoPart, cache: Path, log: Path) -> None:
             os.replace(built / name, bin_dir / name)
 
 
-def _module_source(part: CopyPart, log: Path) -> Path:
-    """The pinned module's source folder in the module cache (downloaded if absent)."""
-    version = pinned(part.module_dir / "go.mod", part.module)
+def module_source(module: str, module_dir: Path, log: Path) -> Path:
+    """The source folder of `module` at the version module_dir's go.mod pins, in the module cache (downloaded
+    if absent); `go mod download`'s output in log."""
+    version = pinned(module_dir / "go.mod", module)
     env = {**os.environ, **GO_ENV}
     proc = subprocess.run(
-        ["go", "mod", "download", "-json", f"{part.module}@{version}"],
-        cwd=part.module_dir,
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        cwd=module_dir,
         env=env,
         capture_output=True,
         text=True,
     )
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
-        raise BuildFailed(f"go mod download {part.module}@{version} exited {proc.returncode}", log)
+        raise BuildFailed(f"go mod download {module}@{version} exited {proc.returncode}", log)
     return Path(json.loads(proc.stdout)["Dir"])
 
 
@@ -414,7 +416,7 @@ def build_part(part: Part, cache: Path) -> str:
     elif isinstance(part, StepPart):
         part.build(cache, log)
     else:
-        _copy_from(_module_source(part, log), part, cache, log)
+        _copy_from(module_source(part.module, part.module_dir, log), part, cache, log)
     if problems := _problems(part, cache):
         raise BuildFailed(f"outputs incomplete after the build: {'; '.join(problems)}", log)
     stamp_file.write_text(stamp + "\n")
