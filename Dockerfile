@@ -2,10 +2,15 @@
 # Build: podman build -t podsizer:0.1.0 .   (or docker build / buildah bud; see docs/install.md)
 # Runs as an arbitrary non-root UID with group 0 (OpenShift restricted-v2), with a read-only root filesystem:
 # nothing is written outside /tmp (mount an emptyDir there).
+#
+# BASE: the image both stages start from. Any image laid out as UBI 9's python-311 works: a virtual environment
+# at /opt/app-root first on PATH (owned by uid 1001, group 0, group-writable), Python 3.11. The real-node
+# tests build it FROM a Debian stand-in of that layout (tests/controlplane/images/base.Containerfile).
+ARG BASE=registry.access.redhat.com/ubi9/python-311:9.8-1779945715
 
 # ---- build stage: wheels for podsizer and its dependencies, with every runtime extra (aws: botocore, which
 # SigV4 signing for AWS Managed Prometheus imports when PODSIZER_PROMETHEUS_SIGV4_REGION is set)
-FROM registry.access.redhat.com/ubi9/python-311:9.8-1779945715 AS build
+FROM ${BASE} AS build
 USER 1001
 WORKDIR /opt/app-root/src
 COPY --chown=1001:0 pyproject.toml README.md ./
@@ -19,7 +24,7 @@ RUN pip install --no-cache-dir --upgrade "pip>=24" "wheel>=0.43" \
     && pip wheel --no-cache-dir --wheel-dir /tmp/wheels ".[aws]"
 
 # ---- runtime stage
-FROM registry.access.redhat.com/ubi9/python-311:9.8-1779945715
+FROM ${BASE}
 ARG VERSION=0.1.0
 ARG RELEASE=1
 LABEL name="podsizer" \

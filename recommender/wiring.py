@@ -116,6 +116,7 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
     (TLS, auth, headers and presets of the connection settings: docs/connections.md)."""
     from recommender.input.prometheus import PrometheusSource
     from recommender.input.prometheus.connection import build_prom_client
+    from recommender.input.prometheus.kubeapi import ApiIdentity
 
     client = build_prom_client(settings)
     scope = scope_of(settings)  # namespaces: read as named, else discovered and filtered by the globs
@@ -129,7 +130,18 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
         resolution_s=settings.query_step,
         rate_s=settings.cpu_rate_window,
         recency=recency_of(settings),
+        # one cluster's API cannot speak for the others of a multi-cluster store
+        api_identity=None if settings.cluster_label else ApiIdentity(lambda: _optional_api(settings)),
     )
+
+
+def _optional_api(settings: RecommenderSettings) -> ApiClient | None:
+    """The cluster's API for namespaces without kube-state-metrics series; None (logged) without one."""
+    try:
+        return kube_api_client(settings.kubeconfig)
+    except SettingsError as exc:
+        log.warning("no kube-state-metrics series and no cluster to read pods from: skipped (%s)", exc)
+        return None
 
 
 def sample_rejections(source: MetricsSource) -> SampleRejections | None:

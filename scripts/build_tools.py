@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Builds every Go program the tests run, each part once per content of its inputs, and proves each output.
 
-Parts (see PARTS): `tools` is one Go module (tools/go.mod) holding the control plane, the kubelet, etcd,
-helm, kubeconform, the Argo Rollouts controller and olm-validate on one dependency graph, built by one
-`go build` so client-go and its friends compile once; `kwok` (tools/kwok) and `vpa-estimate`
-(bench/quality/vpa) need other Kubernetes library versions and are modules of their own; `argo-crds` copies
-the CRDs of the Argo Rollouts version the tools module pins, `olm-crds` those of the operator-framework API
-version it pins (the schemas of CatalogSource and Subscription).
+Parts (see _parts): `tools` is one Go module (tools/go.mod) holding the control plane, the kubelet,
+containerd, etcd, helm, kubeconform, the Argo Rollouts controller and olm-validate on one dependency graph,
+built by one `go build` so client-go and its friends compile once; `kwok` (tools/kwok) and `vpa-estimate`
+(bench/quality/vpa) need other Kubernetes library versions and are modules of their own; `load`
+(tools/load, the real node's load program) has no dependencies; `argo-crds` copies the CRDs of the Argo
+Rollouts version the tools module pins, `olm-crds` those of the operator-framework API version it pins (the
+schemas of CatalogSource and Subscription). scripts/build_images.py adds parts of its own kind (StepPart:
+the real node's images) under the same rule.
 
 A part is done when its stamp (a hash of its inputs and flags) matches and every output exists, is not
 empty and answers its version command with the pinned version; otherwise it is built again. Outputs go to
@@ -92,9 +94,28 @@ class CopyPart:
         return [cache / "share" / self.dest / name for name in self.required]
 
 
-Part = GoPart | CopyPart
+@dataclass(frozen=True)
+class StepPart:
+    """Outputs made by a function of another build script (scripts/build_images.py): its stamp hashes the
+    `inputs` files (folders: every file under them) and `salt` (versions, flags, other parts' stamps);
+    `problems` says what is wrong with its outputs (empty: present and proven); `build(cache, log)` makes
+    them, raising BuildFailed."""
+
+    name: str
+    inputs: tuple[Path, ...]
+    salt: str
+    output_paths: Callable[[Path], list[Path]]
+    problems: Callable[[Path], list[str]]
+    build: Callable[[Path, Path], None]
+
+    def outputs(self, cache: Path) -> list[Path]:
+        return self.output_paths(cache)
+
+
+Part = GoPart | CopyPart | StepPart
 TOOLS = ROOT / "tools"
 KWOK = TOOLS / "kwok"
+LOAD = TOOLS / "load"
 VPA = ROOT / "bench" / "quality" / "vpa"
 
 
@@ -111,9 +132,15 @@ def _parts() -> dict[str, Part]:
     kubeconform = pinned(TOOLS / "go.mod", "github.com/yannh/kubeconform")
     argo = pinned(TOOLS / "go.mod", "github.com/argoproj/argo-rollouts")
     olm_api = pinned(TOOLS / "go.mod", "github.com/operator-framework/api")
+    containerd = pinned(TOOLS / "go.mod", "github.com/containerd/containerd/v2")
+    # Prometheus' module versions v0.3XY.Z are its releases 3.XY.Z
+    prometheus_module = pinned(TOOLS / "go.mod", "github.com/prometheus/prometheus")
+    prometheus = re.sub(r"^v0\.3(\d\d)\.", r"3.\1.", prometheus_module)
     kwok = pinned(KWOK / "go.mod", "sigs.k8s.io/kwok")
+    load = load_version()
     minor = k8s.split(".")[1]
     argo_pkg = "github.com/argoproj/argo-rollouts"
+    containerd_pkg = "github.com/containerd/containerd/v2"
     # One -ldflags for every binary of the module: -X of a symbol a binary lacks is ignored by the linker.
     # The stamps are what each project's own Makefile sets; helm's Kubernetes version is the one
     # `helm template` and `helm lint` assume without --kube-version.
@@ -130,6 +157,11 @@ def _parts() -> dict[str, Part]:
             f"-X {argo_pkg}/utils/version.version={argo.removeprefix('v')}",
             f"-X {argo_pkg}/utils/version.gitTag={argo} -X {argo_pkg}/utils/version.gitTreeState=clean",
             f"-X {argo_pkg}/utils/version.gitCommit=module-{argo}",
+            f"-X {containerd_pkg}/version.Version={containerd}",
+            f"-X {containerd_pkg}/version.Revision=module-{containerd}",
+            f"-X github.com/prometheus/common/version.Version={prometheus}",
+            f"-X github.com/prometheus/common/version.Revision=module-{prometheus_module}",
+            "-X github.com/prometheus/common/version.Branch=module",
         ]
     )
     kube = Check(("--version",), f"Kubernetes {k8s}")
@@ -147,6 +179,10 @@ def _parts() -> dict[str, Part]:
                 "helm": "helm.sh/helm/v3/cmd/helm",
                 "kubeconform": "github.com/yannh/kubeconform/cmd/kubeconform",
                 "rollouts-controller": f"{argo_pkg}/cmd/rollouts-controller",
+                "containerd": f"{containerd_pkg}/cmd/containerd",
+                "containerd-shim-runc-v2": f"{containerd_pkg}/cmd/containerd-shim-runc-v2",
+                "ctr": f"{containerd_pkg}/cmd/ctr",
+                "prometheus": "github.com/prometheus/prometheus/cmd/prometheus",
             },
             checks={
                 "kube-apiserver": kube,
@@ -158,14 +194,29 @@ def _parts() -> dict[str, Part]:
                 "helm": Check(("version", "--short"), helm),
                 "kubeconform": Check(("-v",), kubeconform),
                 "rollouts-controller": Check(("--version",), argo),
+                "containerd": Check(("--version",), f"{containerd_pkg} {containerd}"),
+                "containerd-shim-runc-v2": Check(("-v",), f"Version:  {containerd}"),
+                "ctr": Check(("--version",), f"ctr {containerd_pkg} {containerd}"),
+                "prometheus": Check(("--version",), f"prometheus, version {prometheus}"),
             },
             ldflags=tools_ldflags,
+            # containerd's snapshotters for btrfs, devmapper and zfs need cgo (the node uses overlayfs);
+            # Prometheus with only its Kubernetes service discovery (Debian's has none). The other programs'
+            # packages and files are the same with and without them (go list -deps; docs/testing.md).
+            tags="no_btrfs no_devmapper no_zfs remove_all_sd enable_kubernetes_sd",
         ),
         GoPart(
             name="kwok",
             module=KWOK,
             packages={"kwok": "."},
             checks={"kwok": Check(("--version",), kwok.removeprefix("v"))},
+            ldflags="-s -w",
+        ),
+        GoPart(
+            name="load",
+            module=LOAD,
+            packages={"podsizer-load": "."},
+            checks={"podsizer-load": Check(("--version",), f"podsizer-load {load}")},
             ldflags="-s -w",
         ),
         GoPart(
@@ -195,6 +246,14 @@ def _parts() -> dict[str, Part]:
     return {p.name: p for p in parts}
 
 
+def load_version() -> str:
+    """The version tools/load/main.go declares (`const version = "..."`): its binary's and its image's tag."""
+    match = re.search(r'^const version = "([^"]+)"', (LOAD / "main.go").read_text(), re.MULTILINE)
+    if match is None:
+        raise SystemExit(f"build: {LOAD / 'main.go'} has no 'const version = \"...\"' line")
+    return match.group(1)
+
+
 def _go(args: Sequence[str], cwd: Path, log: Path) -> None:
     """Runs one go command, output appended to log; raises BuildFailed naming the log on failure."""
     env = {**os.environ, **GO_ENV}
@@ -221,9 +280,30 @@ def _module_files(module: Path) -> list[Path]:
     return files
 
 
+def _tree_files(paths: Sequence[Path]) -> list[Path]:
+    """The files named and every file under the folders named (sorted; caches of Python left out)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            )  # fmt: skip
+        else:
+            files.append(path)  # a missing file (another part's output not built yet) is hashed as missing
+    return files
+
+
 def _stamp(part: Part) -> str:
-    """A hash of everything that decides the part's outputs: its sources, go.mod/go.sum, flags, Go version."""
+    """A hash of everything that decides the part's outputs: its sources, go.mod/go.sum, flags, Go version
+    (a StepPart: its input files and salt)."""
     digest = hashlib.sha256()
+    if isinstance(part, StepPart):
+        digest.update(part.salt.encode())
+        for path in _tree_files(part.inputs):
+            digest.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path).encode())
+            digest.update(path.read_bytes() if path.is_file() else b"\0missing")
+        return digest.hexdigest()[:20]
     go_version = subprocess.run(["go", "version"], capture_output=True, text=True, check=True).stdout
     digest.update(go_version.encode())
     if isinstance(part, GoPart):
@@ -258,6 +338,8 @@ def _check(path: Path, check: Check) -> str:
 
 def _problems(part: Part, cache: Path) -> list[str]:
     """What is wrong with the part's outputs now (empty: all present and proven)."""
+    if isinstance(part, StepPart):
+        return part.problems(cache)
     if isinstance(part, GoPart):
         return [why for name in part.packages if (why := _check(cache / "bin" / name, part.checks[name]))]
     problems = []
@@ -290,20 +372,22 @@ def _build_go(part: GoPart, cache: Path, log: Path) -> None:
             os.replace(built / name, bin_dir / name)
 
 
-def _module_source(part: CopyPart, log: Path) -> Path:
-    """The pinned module's source folder in the module cache (downloaded if absent)."""
-    version = pinned(part.module_dir / "go.mod", part.module)
+def module_source(module: str, module_dir: Path, log: Path) -> Path:
+    """The source folder of `module` at the version module_dir's go.mod pins, in the module cache (downloaded
+    if absent); `go mod download`'s output in log."""
+    version = pinned(module_dir / "go.mod", module)
     env = {**os.environ, **GO_ENV}
     proc = subprocess.run(
-        ["go", "mod", "download", "-json", f"{part.module}@{version}"],
-        cwd=part.module_dir,
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        cwd=module_dir,
         env=env,
         capture_output=True,
         text=True,
     )
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
-        raise BuildFailed(f"go mod download {part.module}@{version} exited {proc.returncode}", log)
+        raise BuildFailed(f"go mod download {module}@{version} exited {proc.returncode}", log)
     return Path(json.loads(proc.stdout)["Dir"])
 
 
@@ -340,22 +424,27 @@ def build_part(part: Part, cache: Path) -> str:
     print(f"build: {part.name}: building (log: {log})", flush=True)
     if isinstance(part, GoPart):
         _build_go(part, cache, log)
+    elif isinstance(part, StepPart):
+        part.build(cache, log)
     else:
-        _copy_from(_module_source(part, log), part, cache, log)
+        _copy_from(module_source(part.module, part.module_dir, log), part, cache, log)
     if problems := _problems(part, cache):
         raise BuildFailed(f"outputs incomplete after the build: {'; '.join(problems)}", log)
     stamp_file.write_text(stamp + "\n")
     return "built"
 
 
-def unbuilt(name: str, cache: Path) -> str:
+def unbuilt(
+    name: str, cache: Path, parts: Mapping[str, Part] | None = None, script: str = "build_tools"
+) -> str:
     """'' when the part's stamp matches its current inputs and its outputs are there; else what to do.
 
     The tests' rule for "built" (cheap: no binary is run; the build ran the checks before it wrote the stamp).
+    `parts` and `script`: another build script's parts (scripts/build_images.py).
     """
-    part = _parts()[name]
+    part = (_parts() if parts is None else parts)[name]
     stamp_file = cache / "bin" / ".stamps" / part.name
-    command = f"scripts/build_tools.py {name}"
+    command = f"scripts/{script}.py {name}"
     if not stamp_file.exists():
         return f"{name} is not built (run {command})"
     if stamp_file.read_text().strip() != _stamp(part):
@@ -378,17 +467,25 @@ def share(part_name: str, cache: Path) -> Path:
     return cache / "share" / part.dest
 
 
-def run(names: Sequence[str], report: Callable[[str, str, float], None]) -> int:
-    parts = _parts()
-    unknown = [n for n in names if n not in parts]
+def run(
+    names: Sequence[str],
+    report: Callable[[str, str, float], None],
+    parts: Callable[[], Mapping[str, Part]] | None = None,
+) -> int:
+    """Builds the parts named (default: all of `parts()`, default this script's), in order; 1 at the first
+    failure (its log's tail printed), 2 for an unknown name. The parts are made again before each one is
+    built: a part may hash what the one before it built (scripts/build_images.py)."""
+    make = _parts if parts is None else parts
+    known = make()
+    unknown = [n for n in names if n not in known]
     if unknown:
-        print(f"build: unknown part(s) {', '.join(unknown)}; known: {', '.join(parts)}", file=sys.stderr)
+        print(f"build: unknown part(s) {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     cache = cache_dir()
-    for name in names or list(parts):
+    for name in names or list(known):
         start = time.monotonic()
         try:
-            status = build_part(parts[name], cache)
+            status = build_part(make()[name], cache)
         except BuildFailed as exc:
             report(name, "FAILED", time.monotonic() - start)
             print(f"build: {name} FAILED: {exc} (log: {exc.log}); last lines:", file=sys.stderr)
@@ -401,7 +498,7 @@ def run(names: Sequence[str], report: Callable[[str, str, float], None]) -> int:
     return 0
 
 
-def _report_to(path: str | None) -> Callable[[str, str, float], None]:
+def report_to(path: str | None) -> Callable[[str, str, float], None]:
     """Appends 'step<TAB>status<TAB>seconds' rows to the file test.sh prints at the end (when given)."""
 
     def report(name: str, status: str, seconds: float) -> None:
@@ -412,17 +509,22 @@ def _report_to(path: str | None) -> Callable[[str, str, float], None]:
     return report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(
+    argv: Sequence[str] | None = None,
+    parts: Callable[[], Mapping[str, Part]] = _parts,
+    description: str = __doc__.splitlines()[0],
+) -> int:
+    """The command line of this script, and of scripts/build_images.py with its own parts."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("parts", nargs="*", help="parts to build (default: all)")
     parser.add_argument("--list", action="store_true", help="list the parts and their outputs")
     args = parser.parse_args(argv)
     if args.list:
         cache = cache_dir()
-        for part in _parts().values():
+        for part in parts().values():
             print(f"{part.name}: {' '.join(str(p) for p in part.outputs(cache))}")
         return 0
-    return run(args.parts, _report_to(os.environ.get("BUILD_STEP_TIMES")))
+    return run(args.parts, report_to(os.environ.get("BUILD_STEP_TIMES")), parts)
 
 
 if __name__ == "__main__":

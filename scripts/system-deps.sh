@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests use (real Prometheus + promtool, VictoriaMetrics, Chromium and
-# ChromeDriver) when any is missing, then proves each command runs.
+# Installs the Debian packages the tests use when any is missing, then proves each command runs: real
+# Prometheus + promtool, VictoriaMetrics, Chromium and ChromeDriver; and for the real node
+# (tests/controlplane/node/): runc (built with libseccomp, which a static Go build cannot link), the CNI
+# plugins, buildah and debootstrap (the images, scripts/build_images.py), gcc with the static libc (upstream's
+# pause.c), iptables (one NAT rule), ip and unshare/nsenter.
 set -euo pipefail
 # command -> the Debian package that provides it
 declare -A package=(
   [prometheus]=prometheus [promtool]=prometheus [victoria-metrics]=victoria-metrics
   [chromium]=chromium [chromedriver]=chromium-driver
+  [runc]=runc [/usr/lib/cni/bridge]=containernetworking-plugins [buildah]=buildah [debootstrap]=debootstrap
+  [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [iptables]=iptables [ip]=iproute2
+  [unshare]=util-linux [nsenter]=util-linux
 )
 missing() {
   local cmd
   for cmd in "${!package[@]}"; do
-    command -v "$cmd" >/dev/null || echo "${package[$cmd]}"
+    if [ "${cmd:0:1}" = / ]; then
+      [ -e "$cmd" ] || echo "${package[$cmd]}"
+    else
+      command -v "$cmd" >/dev/null || echo "${package[$cmd]}"
+    fi
   done | sort -u
 }
 mapfile -t need < <(missing)
@@ -27,10 +37,18 @@ if [ ${#need[@]} -gt 0 ]; then
   pkill -x prometheus 2>/dev/null || true
   pkill -x victoria-metrics 2>/dev/null || true
 fi
+# pause.c is linked statically: the compiler and the static C library must both work.
+gcc_static() {
+  printf 'int main(void) { return 0; }\n' | gcc -static -x c -o /dev/null -
+}
 # Each command must run, not only exist.
 failed=0
 for check in "prometheus --version" "promtool --version" "victoria-metrics -version" \
-  "chromium --headless --no-sandbox --version" "chromedriver --version"; do
+  "chromium --headless --no-sandbox --version" "chromedriver --version" \
+  "runc --version" "buildah --version" "debootstrap --version" "iptables --version" "ip -V" \
+  "unshare --version" "nsenter --version" "env CNI_COMMAND=VERSION /usr/lib/cni/bridge" \
+  "env CNI_COMMAND=VERSION /usr/lib/cni/host-local" "env CNI_COMMAND=VERSION /usr/lib/cni/loopback" \
+  gcc_static; do
   if ! out="$($check 2>&1)"; then
     echo "system-deps: '$check' failed: $(echo "$out" | tail -n 2)" >&2
     failed=1

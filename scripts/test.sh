@@ -2,9 +2,12 @@
 # Runs every check: ruff, mypy, then the whole pytest suite (unit, integration, e2e, browser).
 # Builds what the tests need first, each step skipped when its proven output is already there: the venv
 # (scripts/venv.sh), Debian packages (scripts/system-deps.sh, as root) and the Go programs
-# (scripts/build_tools.py: the control plane, kubelet, etcd, kwok, helm, kubeconform, olm-validate, the Argo
-# Rollouts controller and its CRDs, VPA's estimator; cached in $PODSIZER_CACHE, default ~/.cache/podsizer).
-# The venv and the Debian packages install in the background while Go compiles. A failing step stops the run
+# (scripts/build_tools.py: the control plane, kubelet, containerd, Prometheus, etcd, kwok, helm, kubeconform,
+# olm-validate, the Argo Rollouts controller and its CRDs, VPA's estimator, the load program; cached in
+# $PODSIZER_CACHE, default ~/.cache/podsizer), then the real node's images (scripts/build_images.py, which
+# needs the Debian packages).
+# The venv, the Debian packages and the images that need no Go program are made in the background while Go
+# compiles. A failing step stops the run
 # naming its log; at the end a table gives each step's wall time. Extra arguments go to pytest.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,10 +41,14 @@ step() {
   return "$rc"
 }
 
-# The venv and the Debian packages are network and disk work: they run while Go compiles.
+# The venv and the Debian packages are network and disk work: they run while Go compiles, and so do the two
+# images that need no Go program (debootstrap's base and the podsizer image: downloads and unpacking). A
+# failure there is not final: the images step below builds what is missing again and stops on its failure.
 scripts/venv.sh >"$logs/venv.log" 2>&1 &
 venv_pid=$!
-scripts/system-deps.sh >"$logs/system-deps.log" 2>&1 &
+BUILD_STEP_TIMES="$times" bash -c 'scripts/system-deps.sh || exit
+  python3 scripts/build_images.py base-image podsizer-image || echo "test.sh: early images failed" >&2' \
+  >"$logs/system-deps.log" 2>&1 &
 deps_pid=$!
 
 step "go programs" env BUILD_STEP_TIMES="$times" python3 scripts/build_tools.py
@@ -59,10 +66,16 @@ await() {
   return "$rc"
 }
 await venv "$venv_pid" "$logs/venv.log"
-if ! await "system packages" "$deps_pid" "$logs/system-deps.log"; then
+if ! await "packages, images" "$deps_pid" "$logs/system-deps.log"; then
   # Outside CI a developer without root may go on: the tests that need a missing package skip and say so.
   [ -z "${CI:-}" ] || exit 1
   echo "warning: some system packages are missing; their tests will skip" >&2
+fi
+# The real node's images: buildah and debootstrap come from the system packages, the load program from the
+# Go step. As for the packages, a developer without root may go on (the realnode tests skip and say why).
+if ! step images env BUILD_STEP_TIMES="$times" python3 scripts/build_images.py; then
+  [ -z "${CI:-}" ] || exit 1
+  echo "warning: the real node's images are not built; the realnode tests will skip" >&2
 fi
 
 py="${PODSIZER_VENV:-$root/.venv}/bin/python"

@@ -113,20 +113,88 @@ def _links(items: Iterator[Any], kind: str) -> list[tuple[str, str, str, Control
     return out
 
 
+def _lister(
+    fn_all: Callable[..., Any], fn_ns: Callable[..., Any], namespace: str | None
+) -> Callable[..., Any]:
+    """The cluster-wide list call, or the namespaced one bound to `namespace`."""
+    if namespace is None:
+        return fn_all
+    return lambda **kw: fn_ns(namespace, **kw)
+
+
+def _controller_links(
+    api_client: ApiClient, namespace: str | None, timeout: float
+) -> list[tuple[str, str, str, ControllerRef]]:
+    """The controller links of every ReplicaSet, ReplicationController and Job (paged), cluster-wide or of
+    one namespace."""
+    core, apps, batch = CoreV1Api(api_client), AppsV1Api(api_client), BatchV1Api(api_client)
+    listers = (
+        (
+            "ReplicaSet",
+            "replicasets",
+            apps.list_replica_set_for_all_namespaces,
+            apps.list_namespaced_replica_set,
+        ),
+        (
+            "ReplicationController",
+            "replicationcontrollers",
+            core.list_replication_controller_for_all_namespaces,
+            core.list_namespaced_replication_controller,
+        ),
+        ("Job", "jobs", batch.list_job_for_all_namespaces, batch.list_namespaced_job),
+    )
+    links: list[tuple[str, str, str, ControllerRef]] = []
+    for kind, what, fn_all, fn_ns in listers:
+        links += _links(_paged(_lister(fn_all, fn_ns, namespace), what, timeout), kind)
+    return links
+
+
+def _owner_links(links: list[tuple[str, str, str, ControllerRef]]) -> tuple[OwnerLink, ...]:
+    return tuple(OwnerLink(ns, kind, name, ref.kind, ref.name) for ns, kind, name, ref in links)
+
+
 def load_inventory(api_client: ApiClient, *, timeout: float = 60.0) -> KubeInventory:
     """List every pod, ReplicaSet, ReplicationController and Job (paged) and build the OwnerGraph.
 
     Failed pods stay in: their metrics history still belongs to their workload."""
-    core, apps = CoreV1Api(api_client), AppsV1Api(api_client)
-    pods = [_pod(p) for p in _paged(core.list_pod_for_all_namespaces, "pods", timeout)]
-    links = _links(_paged(apps.list_replica_set_for_all_namespaces, "replicasets", timeout), "ReplicaSet")
-    links += _links(
-        _paged(core.list_replication_controller_for_all_namespaces, "replicationcontrollers", timeout),
-        "ReplicationController",
-    )
-    links += _links(_paged(BatchV1Api(api_client).list_job_for_all_namespaces, "jobs", timeout), "Job")
+    pods = [_pod(p) for p in _paged(CoreV1Api(api_client).list_pod_for_all_namespaces, "pods", timeout)]
+    links = _controller_links(api_client, None, timeout)
     return KubeInventory(
         tuple(info for info, _ in pods),
-        tuple(OwnerLink(ns, kind, name, ref.kind, ref.name) for ns, kind, name, ref in links),
+        _owner_links(links),
         OwnerGraph.of((facts for _, facts in pods), links),
+    )
+
+
+@dataclass(frozen=True)
+class NamespaceInventory:
+    """One namespace's pods and their controllers' links, and the containers whose last termination was an
+    OOM kill (the kubelet's containerStatuses[].lastState.terminated.reason, or the current state's)."""
+
+    pods: tuple[PodInfo, ...]
+    owners: tuple[OwnerLink, ...]
+    oom_killed: frozenset[tuple[str, str, str]]
+
+
+def _oom_killed(pod: Any) -> set[tuple[str, str, str]]:
+    meta, status = pod.metadata, pod.status
+    out = set()
+    for cs in (status.container_statuses or []) if status else []:
+        for state in (cs.last_state, cs.state):
+            terminated = state.terminated if state else None
+            if terminated is not None and terminated.reason == "OOMKilled":
+                out.add((str(meta.namespace), str(meta.name), str(cs.name)))
+    return out
+
+
+def load_namespace(api_client: ApiClient, namespace: str, *, timeout: float = 60.0) -> NamespaceInventory:
+    """The pods of one namespace (paged) with their ReplicaSet, ReplicationController and Job links and OOM
+    kills: what kube-state-metrics' series would say about it (for a store without them)."""
+    core = CoreV1Api(api_client)
+    lister = _lister(core.list_pod_for_all_namespaces, core.list_namespaced_pod, namespace)
+    raw = list(_paged(lister, f"pods in {namespace}", timeout))
+    return NamespaceInventory(
+        tuple(_pod(p)[0] for p in raw),
+        _owner_links(_controller_links(api_client, namespace, timeout)),
+        frozenset(k for p in raw for k in _oom_killed(p)),
     )

@@ -37,13 +37,19 @@ def find_helm(env: Mapping[str, str] | None = None) -> Path | None:
 
 
 def render(
-    helm: Path, templates: Sequence[str], kube_version: str, namespace: str = RELEASE_NAMESPACE
+    helm: Path,
+    templates: Sequence[str],
+    kube_version: str,
+    namespace: str = RELEASE_NAMESPACE,
+    release: str = RELEASE,
+    values: Sequence[str] = RBAC_VALUES,
 ) -> str:
-    """`helm template` of the given chart templates for release RELEASE in `namespace`; raises on failure."""
+    """`helm template` of the given chart templates for `release` in `namespace` with `--set` values;
+    raises on failure."""
     argv = [
         str(helm),
         "template",
-        RELEASE,
+        release,
         str(CHART),
         "--namespace",
         namespace,
@@ -52,7 +58,7 @@ def render(
     ]
     for t in templates:
         argv += ["--show-only", t]
-    for v in RBAC_VALUES:
+    for v in values:
         argv += ["--set", v]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     if done.returncode != 0:

@@ -242,6 +242,10 @@ class ControlPlane:
             ["127.0.0.1", "10.0.0.1"],
         )
         self._admin = self.ca.issue_client("admin", "podsizer-test-admin", ["system:masters"])
+        # the apiserver's identity at a kubelet (logs, exec: the real node's), as kubeadm makes it
+        self._kubelet_client = self.ca.issue_client(
+            "apiserver-kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]
+        )
         self._sa_keys = write_service_account_keys(self.pki_dir)
         self._admission_config = self._write_admission_config()
 
@@ -336,7 +340,16 @@ class ControlPlane:
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
-                "--authorization-mode=RBAC",
+                # Node: the real node's kubelet (system:node:<name>) gets exactly what a kubelet may read and
+                # write, as in a cluster; NodeRestriction keeps it to its own Node and pods.
+                "--authorization-mode=Node,RBAC",
+                "--enable-admission-plugins=NodeRestriction",
+                # A webhook's clientConfig.service is called at its Service's endpoints (pod IPs, reachable
+                # on the real node's bridge): there is no kube-proxy to route a ClusterIP.
+                "--enable-aggregator-routing=true",
+                f"--kubelet-client-certificate={self._kubelet_client.cert}",
+                f"--kubelet-client-key={self._kubelet_client.key}",
+                "--kubelet-preferred-address-types=InternalIP",  # node names resolve nowhere here
                 f"--client-ca-file={self.ca_file}",
                 f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
                 f"--service-account-key-file={self._sa_keys.cert}",

@@ -13,6 +13,7 @@ from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from podsizer.informer import Informer
 from podsizer.snapshot import SnapshotHolder
 from tests.controlplane.kube import wait_for
+from updater.budget import Budgets
 from updater.cli import start_pdb_watch, start_pod_watch
 from updater.kube import KubeApi
 from updater.loop import Updater, UpdaterConfig
@@ -30,6 +31,10 @@ MUST_SYNC = (
     "statefulsets",
     "poddisruptionbudgets",
 )
+
+
+# Budgets that let a test's pods be acted on at once (no minimum age, a second of cooldown).
+FAST_BUDGETS = Budgets(min_pod_age_seconds=0, workload_cooldown_seconds=1, evictions_per_minute=60)
 
 
 def _utcnow() -> datetime:

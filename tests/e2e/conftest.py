@@ -15,8 +15,11 @@ from tests.controlplane.chart import RBAC_TEMPLATES, RELEASE_NAMESPACE, find_hel
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.fixtures import log_destination
 from tests.controlplane.kube import create_from_yaml, create_namespace
+from tests.controlplane.podsizer_updater import FAST_BUDGETS, UpdaterRun
 from tests.controlplane.podsizer_webhook import E2E_NAMESPACE_LABEL, WebhookProcess, register_webhook
 from tests.controlplane.rollouts import RolloutsController
+from updater.decide import UpdaterPolicy
+from updater.loop import UpdaterConfig
 
 MODE_LABEL = "podsizer.io/mode"
 WEBHOOK_CONFIGURATION = "podsizer-e2e"
@@ -113,6 +116,29 @@ def podsizer_webhook(
             dest.mkdir(parents=True, exist_ok=True)
             if hook.log_path.exists():
                 shutil.copy2(hook.log_path, dest / "webhook.log")
+
+
+@pytest.fixture
+def start_updater(
+    control_plane: ControlPlane, chart_rbac: bool, podsizer_crds: list[dict[str, Any]]
+) -> Iterator[Callable[..., UpdaterRun]]:
+    """start_updater(dry_run=False) -> a running updater with the chart's podsizer-updater identity; each
+    is stopped after the test, which fails if a pass raised."""
+    if not chart_rbac:
+        pytest.skip("helm is not built (scripts/build_tools.py tools): no chart RBAC for the updater")
+    runs: list[UpdaterRun] = []
+
+    def start(dry_run: bool = False) -> UpdaterRun:
+        api = control_plane.client_for_service_account(RELEASE_NAMESPACE, "podsizer-updater")
+        config = UpdaterConfig(UpdaterPolicy(budgets=FAST_BUDGETS), dry_run=dry_run)
+        run = UpdaterRun(api, config).start()
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:
+        run.stop()
+        assert run.errors == [], run.errors
 
 
 @pytest.hookimpl(wrapper=True)

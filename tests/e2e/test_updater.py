@@ -11,25 +11,20 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes import client
 
 from podsizer.api import WorkloadRef
-from tests.controlplane.chart import RELEASE_NAMESPACE
-from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import Manifest, create_objects, pods_owned_by, to_dict, wait_for
 from tests.controlplane.nodes import is_running, wait_for_running_pods
-from tests.controlplane.podsizer_updater import UpdaterRun
+from tests.controlplane.podsizer_updater import FAST_BUDGETS, UpdaterRun
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.rollouts import RolloutsController
 from tests.controlplane.workloads import controlled_replicaset, workload
-from updater.budget import Budgets
-from updater.decide import UpdaterPolicy
-from updater.loop import UpdaterConfig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -46,31 +41,7 @@ SHRINK_TEMPLATE = {
 }
 SHRINK = {"cpu": "250m", "memory": "128Mi"}
 SHRUNK = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
-FAST = Budgets(min_pod_age_seconds=0, workload_cooldown_seconds=1, evictions_per_minute=60)
-
-UpdaterFactory = Callable[..., UpdaterRun]
-
-
-@pytest.fixture
-def start_updater(
-    control_plane: ControlPlane, chart_rbac: bool, podsizer_crds: list[dict[str, Any]]
-) -> Iterator[UpdaterFactory]:
-    """start_updater(dry_run=False) -> a running updater with the chart's podsizer-updater identity."""
-    if not chart_rbac:
-        pytest.skip("helm is not built (scripts/build_tools.py tools): no chart RBAC for the updater")
-    runs: list[UpdaterRun] = []
-
-    def start(dry_run: bool = False) -> UpdaterRun:
-        api = control_plane.client_for_service_account(RELEASE_NAMESPACE, "podsizer-updater")
-        config = UpdaterConfig(UpdaterPolicy(budgets=FAST), dry_run=dry_run)
-        run = UpdaterRun(api, config).start()
-        runs.append(run)
-        return run
-
-    yield start
-    for run in runs:
-        run.stop()
-        assert run.errors == [], run.errors
+UpdaterFactory = Callable[..., UpdaterRun]  # tests/e2e/conftest.py start_updater
 
 
 def _resources(pod: Manifest) -> Any:
@@ -282,7 +253,8 @@ def test_a_recreate_workload_is_evicted_one_pod_at_a_time(
     times = sorted(e.at for e in run.updater.ledger.entries if e.workload.name == "web")
     assert len(times) == 3
     assert all(
-        (b - a).total_seconds() >= FAST.workload_cooldown_seconds for a, b in itertools.pairwise(times)
+        (b - a).total_seconds() >= FAST_BUDGETS.workload_cooldown_seconds
+        for a, b in itertools.pairwise(times)
     )
 
 

@@ -25,13 +25,15 @@ def _module(tmp_path: Path, version: str) -> Path:
     module = tmp_path / "hello"
     module.mkdir()
     (module / "go.mod").write_text("module example.test/hello\n\ngo 1.21\n")
-    (module / "main.go").write_text(textwrap.dedent(f"""\
+    (module / "main.go").write_text(
+        textwrap.dedent(f"""\
         package main
 
         import "fmt"
 
         func main() {{ fmt.Println("hello {version}") }}
-        """))
+        """)
+    )
     return module
 
 
@@ -151,3 +153,47 @@ def test_unbuilt_names_the_command_until_the_stamp_matches(bt: ModuleType, tmp_p
     assert bt.unbuilt("kwok", cache) == f"kwok: {cache}/bin/kwok missing (run scripts/build_tools.py kwok)"
     (cache / "bin" / "kwok").write_text("#!/bin/sh\n")
     assert bt.unbuilt("kwok", cache) == ""
+
+
+def _step_part(bt: ModuleType, source: Path, builds: list[str]) -> object:
+    """A StepPart that copies `source` to share/copy.txt, proven by its content being non-empty."""
+
+    def build(cache: Path, log: Path) -> None:
+        builds.append(source.read_text())
+        out = cache / "share" / "copy.txt"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(source.read_text())
+
+    def problems(cache: Path) -> list[str]:
+        out = cache / "share" / "copy.txt"
+        return [] if out.is_file() and out.read_text() else [f"{out} is missing or empty"]
+
+    return bt.StepPart("copy", (source,), "salt", lambda c: [c / "share" / "copy.txt"], problems, build)
+
+
+def test_a_step_part_is_built_once_per_content_of_its_inputs_and_again_when_its_output_breaks(
+    bt: ModuleType, tmp_path: Path
+) -> None:
+    cache, source, builds = tmp_path / "cache", tmp_path / "input.txt", []
+    source.write_text("one")
+    part = _step_part(bt, source, builds)
+    assert bt.build_part(part, cache) == "built"
+    assert bt.build_part(part, cache) == "cached"
+    source.write_text("two")
+    assert bt.build_part(part, cache) == "built"
+    (cache / "share" / "copy.txt").write_text("")
+    assert bt.build_part(part, cache) == "built"
+    assert builds == ["one", "two", "two"]
+    assert bt.unbuilt("copy", cache, {"copy": part}, "build_images") == ""
+
+
+def test_a_step_part_whose_output_stays_broken_fails_without_a_stamp(bt: ModuleType, tmp_path: Path) -> None:
+    cache, source = tmp_path / "cache", tmp_path / "input.txt"
+    source.write_text("")  # copies an empty file: its check fails
+    part = _step_part(bt, source, [])
+    with pytest.raises(bt.BuildFailed, match="outputs incomplete"):
+        bt.build_part(part, cache)
+    assert not (cache / "bin" / ".stamps" / "copy").exists()
+    assert "is not built (run scripts/build_images.py copy)" in bt.unbuilt(
+        "copy", cache, {"copy": part}, "build_images"
+    )

@@ -18,6 +18,7 @@ from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import AnswerTooLarge, PromClient, RangeResult, step_for
+from recommender.input.prometheus.kubeapi import ApiIdentity
 from recommender.input.prometheus.series import container_samples, series_key, sparse_cpu
 from recommender.model import NO_SERIES, Autoscaler, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate
@@ -79,6 +80,9 @@ class PrometheusSource:
     concurrency namespaces are queried at once (3: on 2 cores this overlaps our parsing with Prometheus'
     evaluation).
 
+    Without kube-state-metrics (a namespace with cAdvisor series but no kube_pod_owner series): pods,
+    owners, requests and OOM kills come from the Kubernetes API (`api_identity`, kubeapi.py), when given.
+
     Many clusters in one store: with cluster_label every query carries `<cluster_label>="<cluster>"`
     (queries.Scope) and the dataset's workloads carry `cluster`; `clusters()` finds the label's values
     and `for_cluster()` gives the source of one of them. Without a label, `cluster` only names the one
@@ -100,6 +104,7 @@ class PrometheusSource:
         cluster_label: str = "",
         cluster: str = "",
         recency: Recency = DEFAULT_RECENCY,
+        api_identity: ApiIdentity | None = None,
     ) -> None:
         if min(resolution_s, rate_s, demand_step_s, activity_step_s) <= 0:
             raise ValueError("resolution_s, rate_s, demand_step_s and activity_step_s must be positive")
@@ -126,6 +131,7 @@ class PrometheusSource:
         self.cluster = cluster
         self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
         self.recency = recency
+        self.api_identity = api_identity
         self.warned_slow: set[str] = set()  # shared by copies (for_cluster, for_namespaces): warn once
 
     def for_cluster(self, cluster: str) -> PrometheusSource:
@@ -174,6 +180,8 @@ class PrometheusSource:
             c.series(q.identity_series(ns, self.scope), identity_from, end),
             c.query(q.container_facts(ns, fresh, self.scope), end),
         )
+        if self.api_identity is not None:
+            ident = self.api_identity.fill(ns, ident)
         # reduced right away: a namespace's answers are gone before the next namespace is read
         cpu = c.query_range_split(q.cpu_rate(ns, w, self.scope), lo, hi, res)
         mem = c.query_range_split(q.memory_peak(ns, w, self.scope), lo, hi, res)

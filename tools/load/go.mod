@@ -1,0 +1,3 @@
+module podsizer.dev/tools/load
+
+go 1.26.1
