@@ -92,9 +92,9 @@ def in_cluster_sink(
     if pod is None:
         return None
     try:
-        from certs.kube import kube_client
+        from podsizer.kubeconfig import kube_api_client
 
-        api = client.CoreV1Api(kube_client())
+        api = client.CoreV1Api(kube_api_client(None))
     except Exception as exc:
         log.info("tls: no in-cluster Kubernetes client (%s); expiry warnings are log lines only", exc)
         return None

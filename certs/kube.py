@@ -7,23 +7,13 @@ import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from certs.renew import RenewError, SecretData
+from podsizer.kubeconfig import kube_api_client
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
-
-
-def kube_client(kubeconfig: Path | None = None) -> client.ApiClient:
-    """An ApiClient of its own (the kubernetes package's global default configuration is left alone): from
-    `kubeconfig`, else the pod's service account."""
-    configuration = client.Configuration()
-    if kubeconfig is not None:
-        config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
-    else:
-        config.load_incluster_config(client_configuration=configuration)
-    return client.ApiClient(configuration)
 
 
 class KubeCertApi:
@@ -31,7 +21,7 @@ class KubeCertApi:
     RBAC grants exactly these, by resourceNames)."""
 
     def __init__(self, kubeconfig: Path | None = None) -> None:
-        api = kube_client(kubeconfig)
+        api = kube_api_client(kubeconfig)
         self._core = client.CoreV1Api(api)
         self._admission = client.AdmissionregistrationV1Api(api)
 

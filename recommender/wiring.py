@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.kubeconfig import kube_api_client
 from podsizer.owners import OwnerGraph, Skipped
 from podsizer.scope import KeyAlias, Scope, scope_of
 from podsizer.settings import RecommenderSettings, SettingsError, env_name, setting_error
@@ -240,21 +240,6 @@ def build_dcgm_source(settings: RecommenderSettings) -> LockedDcgmSource:
     except (OSError, ValueError) as exc:
         raise setting_error("dcgm_store_path", f"{settings.dcgm_store_path}: {exc}") from exc
     return LockedDcgmSource(DcgmScrapeSource(list(settings.dcgm_urls), store, utcnow, resolver=resolver))
-
-
-def kube_api_client(kubeconfig: Path | None) -> ApiClient:
-    """A kubernetes ApiClient: the kubeconfig given, else in-cluster, else ~/.kube/config."""
-    from kubernetes import client, config
-
-    try:
-        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            cfg = client.Configuration()
-            config.load_incluster_config(client_configuration=cfg)
-            return client.ApiClient(cfg)
-        api: ApiClient = config.new_client_from_config(config_file=str(kubeconfig) if kubeconfig else None)
-        return api
-    except (config.ConfigException, OSError) as exc:
-        raise setting_error("kubeconfig", f"no usable Kubernetes configuration: {exc}") from exc
 
 
 def build_store(settings: RecommenderSettings, api_client: ApiClient | None = None) -> RecommendationStore:

@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from podsizer.informer import Informer
-from podsizer.kubeconfig import in_cluster_api_client
+from podsizer.kubeconfig import kube_api_client
 from podsizer.leader import AlwaysLeader, LeaderElector, Leadership, LeaseApi
 from podsizer.settings import UpdaterSettings, load_from_args, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if settings.store != "crd":
         raise setting_error("store", "the updater reads Recommendations from the crd store: set it to crd")
-    api_client = in_cluster_api_client(settings.kubeconfig)
+    api_client = kube_api_client(settings.kubeconfig)
     stop = threading.Event()
     holder, owners, cache, pods = (
         SnapshotHolder(cluster_name=settings.cluster_name),

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
 
-from podsizer.kubeconfig import in_cluster_api_client
+from podsizer.kubeconfig import kube_api_client
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
@@ -57,9 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cache = MetadataCache()
         metadata = cache
-        start_cluster_watches(
-            in_cluster_api_client(settings.kubeconfig), holder, owners, cache, _utcnow, stop
-        )
+        start_cluster_watches(kube_api_client(settings.kubeconfig), holder, owners, cache, _utcnow, stop)
     registry = CollectorRegistry()
     watch_certificate(tls, registry, stop, _utcnow)
     app = create_app(settings, holder, owners, registry, _utcnow, metadata)
