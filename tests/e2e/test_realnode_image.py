@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from podsizer.api import WorkloadRef
 from tests.controlplane.chart import find_helm, render
-from tests.controlplane.cluster import ControlPlane
+from tests.controlplane.cluster import ADMISSION_CLIENT, ControlPlane
 from tests.controlplane.kube import Manifest, create_namespace, create_objects, load_manifests, wait_for_pods
 from tests.controlplane.node import cgroups
 from tests.controlplane.node.fixtures import on_real_node
@@ -50,6 +50,9 @@ SCC_UID = (
     1000680000  # restricted-v2 picks the first uid of the namespace's range (openshift.io/sa.scc.uid-range)
 )
 RECOMMENDED = {"cpu": "150m", "memory": "80Mi"}
+CLIENT_CA_CONFIGMAP = "apiserver-client-ca"
+"""The CA of the client certificate the test apiserver presents to webhooks (its AdmissionConfiguration), as
+an administrator gives it to the chart (webhook.clientAuth.caConfigMap): admission stays authenticated."""
 
 
 def _values(node: RealNode) -> list[str]:
@@ -62,6 +65,8 @@ def _values(node: RealNode) -> list[str]:
         "webhook.podDisruptionBudget.enabled=false",
         "recommender.enabled=false",
         "certs.renewal.enabled=false",
+        f"webhook.clientAuth.caConfigMap={CLIENT_CA_CONFIGMAP}",
+        f"webhook.clientAuth.allowedNames[0]={ADMISSION_CLIENT}",
     ]
 
 
@@ -97,6 +102,18 @@ def chart_webhook(
         )
     )
     create_namespace(admin_client, NAMESPACE)
+    ca = control_plane.admission_client_ca_file.read_text()
+    create_objects(
+        admin_client,
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": CLIENT_CA_CONFIGMAP, "namespace": NAMESPACE},
+                "data": {"ca.crt": ca},
+            }
+        ],
+    )
     create_objects(admin_client, objs)
     configs = [o["metadata"]["name"] for o in objs if o["kind"] == "MutatingWebhookConfiguration"]
     try:
