@@ -52,7 +52,8 @@ def test_without_one_outside_a_cluster_it_falls_back_to_the_users_kube_config(
     _write(outside_a_cluster / ".kube" / "config", "https://127.0.0.1:3")
     api = kube_api_client(None)
     assert api.configuration.host == "https://127.0.0.1:3"
-    assert "t0ken" in str(api.configuration.api_key) + str(api.configuration.get_api_key_with_prefix("BearerToken"))
+    token = api.configuration.get_api_key_with_prefix("BearerToken")
+    assert "t0ken" in f"{api.configuration.api_key} {token}"
 
 
 def test_kubeconfig_in_the_environment_wins_over_home(
