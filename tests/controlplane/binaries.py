@@ -14,18 +14,24 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "scripts" / "build_tools.py"
 
 
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script of scripts/ as module `name`, loaded once (registered: its dataclasses look their module up
+    while the file runs)."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def build_tools() -> ModuleType:
     """scripts/build_tools.py as a module: the one place that says where a part's outputs are and when a
     part counts as built."""
-    loaded = sys.modules.get("build_tools")
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.spec_from_file_location("build_tools", BUILD_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_tools"] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_tools", BUILD_SCRIPT)
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from tests.controlplane.binaries import ROOT, build_tools
+from tests.controlplane.binaries import ROOT, build_tools, load_script
 
 IMAGES_SCRIPT = ROOT / "scripts" / "build_images.py"
 CNI_DIR = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
@@ -22,16 +20,8 @@ IMAGE_PARTS = ("pause", "node-images", "base-image", "podsizer-image")
 
 def build_images() -> ModuleType:
     """scripts/build_images.py as a module (it imports build_tools, loaded first under its own name)."""
-    loaded = sys.modules.get("build_images")
-    if loaded is not None:
-        return loaded
     build_tools()
-    spec = importlib.util.spec_from_file_location("build_images", IMAGES_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_images"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_images", IMAGES_SCRIPT)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +13,8 @@ from typing import Any, Protocol
 
 import pytest
 import yaml
+
+from tests.controlplane.binaries import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 CHART = ROOT / "charts" / "podsizer"
@@ -183,13 +183,4 @@ def olm_csv() -> dict[str, Any]:
 
 def renderer() -> ModuleType:
     """scripts/render_manifests.py as a module (registered, so its dataclasses find their module)."""
-    loaded = sys.modules.get("render_manifests")
-    if loaded is not None:
-        return loaded
-    script = ROOT / "scripts" / "render_manifests.py"
-    spec = importlib.util.spec_from_file_location("render_manifests", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["render_manifests"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("render_manifests", ROOT / "scripts" / "render_manifests.py")
