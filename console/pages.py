@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -19,6 +21,14 @@ from podsizer.resources import GPU
 TEMPLATES = Path(__file__).parent / "templates"
 _DEFAULTS = OverviewQuery()
 _DESC_FIRST = frozenset({"confidence", "replicas", "cpu_saved", "memory_saved", "savings", "gpu_cost"})
+
+
+@dataclass(frozen=True)
+class Link:
+    """A page of the console: what it shows and where it is."""
+
+    label: str
+    href: str
 
 
 def pod_href(namespace: str, name: str) -> str:
@@ -94,12 +104,12 @@ class Pages:
         title = f"{w.kind} {w.namespace}/{w.name}"
         return self._render("workload.html", title, "", meta, d=d)
 
-    def not_found(self, message: str, meta: MetaOut | None) -> str:
-        return self._render("not_found.html", "Not found", "", meta, message=message)
+    def not_found(self, message: str, meta: MetaOut | None, matches: Sequence[Link] = ()) -> str:
+        return self._render("not_found.html", "Not found", "", meta, message=message, matches=matches)
 
     def docs(self, summary: str, ops: list[Operation], models: list[SchemaDoc]) -> str:
         spec = {"info": {"summary": summary}}
         return self._render("docs.html", "API", "docs", None, spec=spec, ops=ops, models=models)
 
 
-__all__ = ["Pages", "overview_href", "pod_href", "workload_href"]
+__all__ = ["Link", "Pages", "overview_href", "pod_href", "workload_href"]

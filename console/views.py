@@ -163,9 +163,10 @@ class SkippedOut(BaseModel):
 
 
 class TotalsOut(BaseModel):
-    """Over all workloads (not only the filtered page)."""
+    """Over the workloads matching the filters and search (every page of them, not only this one)."""
 
-    workloads: int
+    workloads: int = Field(description="all workloads, matching or not")
+    matching: int = Field(0, description="workloads matching the filters and search: the sums cover these")
     cpu_cores_saved: float
     memory_bytes_saved: float
     gpu_hourly_cost: float
@@ -175,7 +176,10 @@ class TotalsOut(BaseModel):
     memory_hourly_savings: float = 0.0
     hourly_savings: float = 0.0
     monthly_savings: float = 0.0
-    gpu_unallocated_hourly_cost: float = Field(0.0, description="GPUs on GPU nodes that no pod requests")
+    gpu_unallocated_hourly_cost: float = Field(
+        0.0,
+        description="GPUs on GPU nodes no pod requests: cluster-wide, in no workload (no filter narrows it)",
+    )
 
 
 class PageOut(BaseModel):
@@ -519,29 +523,37 @@ def _facets(rows: Sequence[WorkloadRow]) -> FacetsOut:
     )
 
 
+def _totals(matched: Sequence[tuple[WorkloadRow, Figures]], workloads: int, unallocated: float) -> TotalsOut:
+    """The overview's cards: sums over the matching workloads; the unallocated GPUs are cluster-wide."""
+    figs = [f for _, f in matched]
+    hourly = sum(f.hourly for f in figs)
+    return TotalsOut(
+        workloads=workloads,
+        matching=len(matched),
+        cpu_cores_saved=sum(f.cpu_saved or 0.0 for f in figs),
+        memory_bytes_saved=sum(f.memory_saved or 0.0 for f in figs),
+        gpu_hourly_cost=sum(r.gpu_hourly_cost for r, _ in matched),
+        gpu_wasted_hourly_cost=sum(r.gpu_wasted_hourly_cost for r, _ in matched),
+        gpu_hourly_savings=sum(f.gpu_savings for f in figs),
+        cpu_hourly_savings=sum(f.cpu_hourly for f in figs),
+        memory_hourly_savings=sum(f.memory_hourly for f in figs),
+        hourly_savings=hourly,
+        monthly_savings=hourly * HOURS_PER_MONTH,
+        gpu_unallocated_hourly_cost=unallocated,
+    )
+
+
 def overview(data: ConsoleData, query: OverviewQuery | None = None) -> OverviewOut:
-    """Totals over all workloads; `workloads` is the query's page (WorkloadOut built for it only)."""
+    """Totals over the workloads matching the query (all its pages); `workloads` is the query's page
+    (WorkloadOut built for it only)."""
     q = query or OverviewQuery()
     rows = data.workloads()
-    figs = [figures(r) for r in rows]
-    chosen, page = select([_summary(r, f) for r, f in zip(rows, figs, strict=True)], q)
-    costs = data.costs().cluster
-    hourly = sum(f.hourly for f in figs)
+    summaries = [_summary(r, figures(r)) for r in rows]
+    chosen, page = select(summaries, q)
+    matched = [s.item for s in summaries if q.matches(s)]
     return OverviewOut(
         meta=meta(data),
-        totals=TotalsOut(
-            workloads=len(rows),
-            cpu_cores_saved=sum(f.cpu_saved or 0.0 for f in figs),
-            memory_bytes_saved=sum(f.memory_saved or 0.0 for f in figs),
-            gpu_hourly_cost=costs.hourly,
-            gpu_wasted_hourly_cost=costs.wasted_hourly,
-            gpu_hourly_savings=sum(f.gpu_savings for f in figs),
-            cpu_hourly_savings=sum(f.cpu_hourly for f in figs),
-            memory_hourly_savings=sum(f.memory_hourly for f in figs),
-            hourly_savings=hourly,
-            monthly_savings=hourly * HOURS_PER_MONTH,
-            gpu_unallocated_hourly_cost=sum(_unallocated(n)[1] for n in data.gpu_nodes()),
-        ),
+        totals=_totals(matched, len(rows), sum(_unallocated(n)[1] for n in data.gpu_nodes())),
         page=PageOut(
             page=page.page,
             per_page=page.per_page,
@@ -662,8 +674,17 @@ def pods(data: ConsoleData) -> list[PodOut]:
     return [pod_out(p) for p in data.pods()]
 
 
-class UnknownPod(LookupError):
-    """No such pod among the workloads' pods; the message says why and where to look."""
+class Unknown(LookupError):
+    """A page or API path names nothing the console has: `what` says so (the page shows it), the message
+    adds where the API lists what there is."""
+
+    def __init__(self, what: str, api_hint: str) -> None:
+        super().__init__(f"{what}; {api_hint}")
+        self.what = what
+
+
+class UnknownPod(Unknown):
+    """No such pod among the workloads' pods; `what` says why."""
 
 
 def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAULT_POINTS) -> PodDetailOut:
@@ -678,8 +699,8 @@ def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAU
         )
         why = f": {skipped.reason}" if skipped is not None else ""
         raise UnknownPod(
-            f"pod {namespace}/{name} is not a pod of any workload in the console data{why}; "
-            "GET /api/pods lists the known pods"
+            f"pod {namespace}/{name} is not a pod of any workload in the console data{why}",
+            "GET /api/pods lists the known pods",
         )
     return PodDetailOut(pod=pod_out(detail.pod), charts=[chart_out(c, points) for c in detail.charts])
 
@@ -700,7 +721,7 @@ def chart_out(chart: Chart, points: int) -> ChartOut:
     )
 
 
-class UnknownWorkload(LookupError):
+class UnknownWorkload(Unknown):
     """No such workload among the recommendations."""
 
 
@@ -729,7 +750,7 @@ def workload_detail(
     if row is None:
         where = f" in cluster {cluster!r}" if cluster else ""
         raise UnknownWorkload(
-            f"no recommendation for workload {namespace}/{kind}/{name}{where}; GET /api/overview lists them"
+            f"no recommendation for workload {namespace}/{kind}/{name}{where}", "GET /api/overview lists them"
         )
     detail = data.workload_detail(row.workload)
     f = detail.forecast if detail is not None else None
