@@ -50,6 +50,7 @@ from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.output.report import Report
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
+from recommender.sizing.gpu import gpu_model
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 
@@ -90,6 +91,7 @@ def _values(cp: ContainerPlan | None, fld: Field, after: bool) -> dict[str, floa
 
 def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> ContainerRow:
     cp = plan.container(c.name) if plan is not None else None
+    gpu = plan.gpu(c.name) if plan is not None else None
     return ContainerRow(
         name=c.name,
         current_requests=_values(cp, "requests", after=False),
@@ -103,6 +105,8 @@ def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> Con
         planned_requests=_values(cp, "requests", after=True),
         planned_limits=_values(cp, "limits", after=True),
         changes=cp.changes if cp is not None else (),
+        gpu_recommended=parse(gpu.recommended) if gpu is not None and gpu.recommended else None,
+        gpu_needs_opt_in=gpu is not None and gpu.needs_opt_in,
     )
 
 
@@ -214,19 +218,19 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]], prices: PriceTab
                         mig[mig_profile(key)] += int(value)
         devices: dict[str, GpuDevice] = {}
         for g in sorted(samples, key=lambda g: (g.gpu_index, g.mig_instance_id or "")):
-            dev = devices.get(g.uuid) or GpuDevice(g.gpu_index, g.uuid, g.model_name)
+            dev = devices.get(g.uuid) or GpuDevice(g.gpu_index, g.uuid, gpu_model(g.model_name))
             pod = f"{g.namespace}/{g.pod}" if g.pod else None
             pods = dev.pods if pod is None or pod in dev.pods else (*dev.pods, pod)
             migs = dev.mig
             if g.mig_profile and not any(m.instance_id == g.mig_instance_id for m in migs):
                 migs = (*migs, MigInstance(g.mig_profile, g.mig_instance_id or "", pod))
             devices[g.uuid] = GpuDevice(dev.index, dev.uuid, dev.model, pods, migs)
-        model = (info.gpu_product if info else None) or (samples[0].model_name if samples else None)
+        label = (info.gpu_product if info else None) or (samples[0].model_name if samples else None)
         per_gpu = prices.gpu_cost(info, 1.0)
         out.append(
             GpuNode(
                 name=name,
-                model=model,
+                model=gpu_model(label) if label else None,
                 gpu_count=info.gpu_count if info else len(devices),
                 gpu_memory_mib=info.gpu_memory_mib if info else None,
                 instance_type=info.instance_type if info else None,
@@ -428,7 +432,7 @@ def build_console_data(
             pod=g.pod,
             container=g.container,
             node=g.node,
-            model=g.model_name,
+            model=gpu_model(g.model_name),
             gpu_count=g.gpu_count,
             mig_profile=g.mig_profile,
             activity_signal=g.activity_signal,

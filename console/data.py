@@ -39,6 +39,8 @@ class ContainerRow:
     planned_limits: Mapping[str, float] = field(default_factory=dict)
     changes: tuple[Change, ...] = ()
     adjusted: tuple[Adjustment, ...] = ()
+    gpu_recommended: float | None = None  # the Recommendation's GPU count for the resource held
+    gpu_needs_opt_in: bool = False  # that count differs, but the plan writes it only with the GPU opt-in
 
 
 @dataclass(frozen=True)

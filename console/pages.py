@@ -16,7 +16,9 @@ from console.prices import DEFAULT_PRICE
 from console.query import OverviewQuery
 from console.svg import legend, line_chart
 from console.views import GpuOut, MetaOut, OverviewOut, PodDetailOut, WorkloadDetailOut
+from podsizer.plan_view import GPU_OPT_IN
 from podsizer.resources import GPU
+from recommender.input.prometheus.queries import FB_USED, GPU_UTIL, GR_ENGINE_ACTIVE, SM_ACTIVE
 
 TEMPLATES = Path(__file__).parent / "templates"
 _DEFAULTS = OverviewQuery()
@@ -74,6 +76,8 @@ def _environment() -> Environment:
         legend=lambda c: Markup(legend(c)),
         default_order=lambda key: "desc" if key in _DESC_FIRST else "asc",
         default_basis=DEFAULT_PRICE.basis,
+        gpu_opt_in=GPU_OPT_IN,
+        dcgm_series=(SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL, FB_USED),
     )
     return env
 

@@ -141,6 +141,11 @@ class WorkloadOut(BaseModel):
     gpu_hourly_cost: float
     gpu_wasted_hourly_cost: float
     gpu_hourly_savings: float = Field(description="idle waste, or the cost share of GPUs not needed")
+    gpu_opt_in_hourly_savings: float = Field(
+        0.0,
+        description="$ per hour more GPU savings with the GPU opt-in (podsizer.io/gpu: resize): the "
+        "recommended GPU counts written",
+    )
     replicas: int = Field(description="current replicas the savings count")
     replicas_basis: str = Field(description="where the replica count comes from")
     cpu_hourly_savings: float = Field(description="$ per hour: CPU cores saved x the CPU price")
@@ -257,10 +262,14 @@ class GpuPodOut(BaseModel):
     activity_p95: float
     activity_mean: float
     dram_active_p95: float | None
-    fb_used_max_mib: float
-    fb_total_mib: float
+    fb_used_max_mib: float = Field(description="framebuffer used, peak of the sum over the pod's GPUs")
+    fb_total_mib: float = Field(description="framebuffer size, summed over the pod's GPUs")
     hourly_cost: float
     idle: bool
+    recommended_gpus: float | None = Field(
+        None, description="the Recommendation's GPU count for this container (per pod)"
+    )
+    suggested_mig: str | None = Field(None, description="the MIG slice the workload's recommendation names")
 
 
 class WasteOut(BaseModel):
@@ -291,10 +300,45 @@ class CostsOut(BaseModel):
     cluster: CostLineOut
 
 
+class GpuWorkloadOut(BaseModel):
+    """A workload holding GPUs: per pod now and as recommended, and what it saves with and without the
+    GPU opt-in (the overview's figures for it)."""
+
+    workload: WorkloadId
+    gpus_per_pod: float = Field(description="GPUs a pod requests now (all its containers)")
+    recommended_per_pod: float | None = Field(description="GPUs a pod gets as recommended")
+    suggested_mig: str | None
+    gpu_resize: bool = Field(description="the GPU opt-in is on: the plan writes GPU counts")
+    replicas: int
+    gpu_hourly_cost: float
+    gpu_hourly_savings: float
+    gpu_opt_in_hourly_savings: float
+
+
+def gpu_workload_out(row: WorkloadRow) -> GpuWorkloadOut:
+    w = workload_out(row)
+    recommended = [c.gpu_recommended for c in row.containers if GPU in c.current_requests]
+    return GpuWorkloadOut(
+        workload=w.workload,
+        gpus_per_pod=sum(c.current_requests.get(GPU, 0.0) for c in row.containers),
+        recommended_per_pod=_sum(recommended),
+        suggested_mig=w.gpu_suggested_resource,
+        gpu_resize=w.gpu_resize,
+        replicas=w.replicas,
+        gpu_hourly_cost=w.gpu_hourly_cost,
+        gpu_hourly_savings=w.gpu_hourly_savings,
+        gpu_opt_in_hourly_savings=w.gpu_opt_in_hourly_savings,
+    )
+
+
 class GpuOut(BaseModel):
     meta: MetaOut
     unallocated_gpus: int
     unallocated_hourly_cost: float
+    dcgm: bool = Field(True, description="the window holds dcgm-exporter series (false: GPU use is unknown)")
+    workloads: list[GpuWorkloadOut] = Field(
+        default_factory=list, description="workloads holding GPUs: GPUs now and recommended, savings, opt-in"
+    )
     nodes: list[GpuNodeOut]
     pods: list[GpuPodOut]
     waste: list[WasteOut]
@@ -422,7 +466,8 @@ def replicas(row: WorkloadRow) -> int:
 
 @dataclass(frozen=True)
 class Figures:
-    """A workload's savings in resources and dollars per hour (over its current replicas)."""
+    """A workload's savings in resources and dollars per hour (over its current replicas); `gpu_opt_in`
+    the GPU savings the GPU opt-in would add (the recommended counts written)."""
 
     cpu_saved: float | None
     memory_saved: float | None
@@ -430,10 +475,27 @@ class Figures:
     gpu_savings: float
     cpu_hourly: float
     memory_hourly: float
+    gpu_opt_in: float = 0.0
 
     @property
     def hourly(self) -> float:
         return self.cpu_hourly + self.memory_hourly + self.gpu_savings
+
+
+def _gpu_savings(row: WorkloadRow, gpus_freed: float | None) -> float:
+    """GPU $/h saved: the idle waste, or the cost share of the GPUs freed, whichever is larger."""
+    share = 0.0
+    if row.gpu_allocated > 0 and gpus_freed is not None and gpus_freed > 0:
+        share = row.gpu_hourly_cost * min(1.0, gpus_freed / row.gpu_allocated)
+    return max(row.gpu_wasted_hourly_cost, share)
+
+
+def _opted_in(c: ContainerRow, replicas: int) -> float | None:
+    """GPUs a container frees over the replicas once the recommended count is written (the opt-in)."""
+    current = c.current_requests.get(GPU)
+    if c.gpu_needs_opt_in and current is not None and c.gpu_recommended is not None:
+        return (current - c.gpu_recommended) * replicas
+    return _saved(c, GPU, replicas)
 
 
 def figures(row: WorkloadRow) -> Figures:
@@ -441,16 +503,16 @@ def figures(row: WorkloadRow) -> Figures:
     cpu = _sum([_saved(c, "cpu", n) for c in row.containers])
     mem = _sum([_saved(c, "memory", n) for c in row.containers])
     gpus = _sum([_saved(c, GPU, n) for c in row.containers])
-    share = 0.0
-    if row.gpu_allocated > 0 and gpus is not None and gpus > 0:
-        share = row.gpu_hourly_cost * min(1.0, gpus / row.gpu_allocated)
+    gpu_savings = _gpu_savings(row, gpus)
+    with_opt_in = _gpu_savings(row, _sum([_opted_in(c, n) for c in row.containers]))
     return Figures(
         cpu,
         mem,
         gpus,
-        max(row.gpu_wasted_hourly_cost, share),
+        gpu_savings,
         (cpu or 0.0) * row.price.cpu_hourly,
         (mem or 0.0) / GIB * row.price.memory_gib_hourly,
+        max(0.0, with_opt_in - gpu_savings),
     )
 
 
@@ -480,6 +542,7 @@ def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
         gpu_hourly_cost=row.gpu_hourly_cost,
         gpu_wasted_hourly_cost=row.gpu_wasted_hourly_cost,
         gpu_hourly_savings=f.gpu_savings,
+        gpu_opt_in_hourly_savings=f.gpu_opt_in,
         replicas=n,
         replicas_basis=row.replicas_basis if row.replicas is not None else "pods seen in the window",
         cpu_hourly_savings=f.cpu_hourly,
@@ -623,15 +686,30 @@ def gpu_nodes(data: ConsoleData) -> list[GpuNodeOut]:
     ]
 
 
-def _row_out(out: type[_Out], row: GpuPodRow | WasteFinding) -> _Out:
-    """`out` from the same-named fields of a row about a workload's pod; the workload as a WorkloadId
-    and its namespace."""
-    same = {name: getattr(row, name) for name in out.model_fields if name not in ("workload", "namespace")}
-    return out(workload=WorkloadId.of(row.workload), namespace=row.workload.namespace, **same)
+def _row_out(out: type[_Out], row: GpuPodRow | WasteFinding, **more: object) -> _Out:
+    """`out` from the same-named fields of a row about a workload's pod (and `more`); the workload as a
+    WorkloadId and its namespace."""
+    skip = {"workload", "namespace", *more}
+    same = {name: getattr(row, name) for name in out.model_fields if name not in skip}
+    return out(workload=WorkloadId.of(row.workload), namespace=row.workload.namespace, **same, **more)
 
 
 def gpu_pods(data: ConsoleData) -> list[GpuPodOut]:
-    return [_row_out(GpuPodOut, g) for g in data.gpu_pods()]
+    """Per-pod GPU use, with the recommendation of the pod's container and its workload's MIG slice."""
+    rows = {r.workload: r for r in data.workloads()}
+    out = []
+    for g in data.gpu_pods():
+        row = rows.get(g.workload)
+        c = next((c for c in row.containers if c.name == g.container), None) if row is not None else None
+        out.append(
+            _row_out(
+                GpuPodOut,
+                g,
+                recommended_gpus=c.gpu_recommended if c is not None else None,
+                suggested_mig=row.gpu_suggested_resource if row is not None else None,
+            )
+        )
+    return out
 
 
 def waste(data: ConsoleData) -> list[WasteOut]:
@@ -653,12 +731,15 @@ def costs(data: ConsoleData) -> CostsOut:
 
 def gpu(data: ConsoleData) -> GpuOut:
     nodes = gpu_nodes(data)
+    pods = gpu_pods(data)
     return GpuOut(
         meta=meta(data),
+        dcgm=bool(pods) or any(n.devices for n in nodes),
         unallocated_gpus=sum(n.unallocated_gpus for n in nodes),
         unallocated_hourly_cost=sum(n.unallocated_hourly_cost for n in nodes),
+        workloads=[gpu_workload_out(r) for r in data.workloads() if r.gpu_allocated > 0],
         nodes=nodes,
-        pods=gpu_pods(data),
+        pods=pods,
         waste=waste(data),
         costs=costs(data),
     )

@@ -48,7 +48,7 @@ from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
 from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.estimators import Resource
 from recommender.sizing.forecast import Feed, demand_feeds, forecast_demand
-from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
+from recommender.sizing.gpu import GpuSizing, gpu_equivalents, gpu_model, size_gpu
 from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.robust import robust_usage
 from recommender.sizing.static import ContainerSizing, size_static
@@ -121,7 +121,7 @@ def _gpu_part(
     migs = {s.mig.resource for s in per_container.values() if s.mig is not None}
     all_idle = len(waste) == len(gpus) and bool(gpus)
     summary = GpuRecommendation(
-        model=gpus[0].model_name,
+        model=gpu_model(gpus[0].model_name),
         allocated=sum(g.gpu_count for g in gpus),
         sm_active_p95=max(g.activity.p95 for g in gpus),
         fb_used_max_bytes=int(max(g.fb_used_max_mib for g in gpus) * MIB),

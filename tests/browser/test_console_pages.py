@@ -158,7 +158,7 @@ def _page_names(browser: WebDriver) -> list[str]:
     return [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#workloads a.workload-link")]
 
 
-def _api_names(api: httpx.Client, **params: object) -> list[str]:
+def _api_names(api: httpx.Client, **params: str) -> list[str]:
     return [w["workload"]["name"] for w in api.get("/api/overview", params=params).json()["workloads"]]
 
 

@@ -12,6 +12,7 @@ from recommender.model import GpuUsage, Quantiles, TimeSeries
 from recommender.sizing.gpu import (
     MIG_PROFILES,
     gpu_equivalents,
+    gpu_model,
     mig_family,
     recommended_count,
     size_gpu,
@@ -172,3 +173,23 @@ def test_policy_can_make_the_usable_memory_stricter() -> None:
     g = gpu("NVIDIA A100 80GB PCIe", 0.05, 8.0)
     mig = suggest_mig(g, SizingPolicy(mig_usable_memory_fraction=0.85))
     assert mig is not None and mig.name == "2g.20gb"  # 8 GiB x 1.15 > 10 GiB x 0.85
+
+
+@pytest.mark.parametrize(
+    ("label", "dcgm", "one"),
+    [
+        ("NVIDIA-H100-80GB-HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"),
+        ("NVIDIA-A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 SXM4 40GB"),
+        ("NVIDIA-L40S", " NVIDIA  L40S ", "NVIDIA L40S"),
+    ],
+)
+def test_the_node_label_and_the_dcgm_model_name_have_one_spelling(label: str, dcgm: str, one: str) -> None:
+    assert gpu_model(label) == gpu_model(dcgm) == one
+    assert mig_family(one) == mig_family(dcgm)
+
+
+def test_the_framebuffer_peak_of_several_gpus_says_it_is_their_sum() -> None:
+    four = size_gpu(gpu("NVIDIA A100-SXM4-40GB", 0.43, 64.5, count=4, fb_total_gib=40.0), SizingPolicy())
+    assert "fb peak 66048MiB summed over 4 GPUs ->" in four.reason
+    one = size_gpu(gpu("NVIDIA L40S", 0.88, 21.9, fb_total_gib=45.0), SizingPolicy())
+    assert "fb peak 22426MiB ->" in one.reason and "summed" not in one.reason
