@@ -43,10 +43,11 @@ from podsizer.podspec import Field
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
 from podsizer.subject import Subject
-from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
+from recommender.model import ActivitySignal, ContainerUsage, FloatArray, NodeInfo, UsageSnapshot
 from recommender.model.aggregate import gpu_activity
 from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
+from recommender.model.request_mix import describe
 from recommender.output.report import Report
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
@@ -89,7 +90,9 @@ def _values(cp: ContainerPlan | None, fld: Field, after: bool) -> dict[str, floa
     return out
 
 
-def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> ContainerRow:
+def _container_row(
+    c: ContainerRecommendation, plan: WorkloadPlan | None, usage: ContainerUsage | None
+) -> ContainerRow:
     cp = plan.container(c.name) if plan is not None else None
     gpu = plan.gpu(c.name) if plan is not None else None
     return ContainerRow(
@@ -107,6 +110,7 @@ def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> Con
         changes=cp.changes if cp is not None else (),
         gpu_recommended=parse(gpu.recommended) if gpu is not None and gpu.recommended else None,
         gpu_needs_opt_in=gpu is not None and gpu.needs_opt_in,
+        pods_differ=describe(usage.request_mix) if usage is not None else "",
     )
 
 
@@ -156,6 +160,7 @@ def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> st
 
 def _workload_rows(
     report: Report,
+    snapshot: UsageSnapshot,
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
     replicas: Mapping[WorkloadRef, tuple[int, str]],
@@ -165,6 +170,7 @@ def _workload_rows(
     (Report.plan: the snapshot's current values and pod template), so both show the same."""
     rows: list[WorkloadRow] = []
     policy = report.policy
+    usage = {(u.workload, u.container): u for u in snapshot.containers}
     for rec in sorted(report.recommendations, key=lambda r: r.target):
         pods = pods_of.get(rec.target, [])
         plan = report.plan(rec)
@@ -177,7 +183,9 @@ def _workload_rows(
                 sizing_mode=rec.sizing_mode,
                 reason=rec.reason,
                 pods=tuple(sorted(p.name for p in pods)),
-                containers=tuple(_container_row(c, plan) for c in rec.containers),
+                containers=tuple(
+                    _container_row(c, plan, usage.get((rec.target, c.name))) for c in rec.containers
+                ),
                 gpu_hourly_cost=run.costs.by_workload.get(rec.target, 0.0),
                 gpu_wasted_hourly_cost=run.costs.wasted_by_workload.get(rec.target, 0.0),
                 gpu_allocated=rec.gpu.allocated if rec.gpu is not None else 0,
@@ -419,7 +427,7 @@ def build_console_data(
     replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
     nodes = {n.name: n for n in raw.nodes}
     report = Report.of(run, snapshot, policy or PlanPolicy())
-    rows = _workload_rows(report, pods_of, run, replicas, nodes)
+    rows = _workload_rows(report, snapshot, pods_of, run, replicas, nodes)
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}

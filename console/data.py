@@ -41,6 +41,7 @@ class ContainerRow:
     adjusted: tuple[Adjustment, ...] = ()
     gpu_recommended: float | None = None  # the Recommendation's GPU count for the resource held
     gpu_needs_opt_in: bool = False  # that count differs, but the plan writes it only with the GPU opt-in
+    pods_differ: str = ""  # the pods had different requests: which (recommender.model.request_mix); "" alike
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,9 @@ class ContainerOut(BaseModel):
     confidence: float
     low_confidence: bool
     reason: str = Field(description="the sizing reason, then `plan: ...` for each adjusted value")
+    pods_differ: str = Field(
+        "", description="the pods had different requests (current_requests: the newest pod's): which"
+    )
     cpu_cores_saved: float | None = Field(
         description="(current - planned) x current replicas; < 0: needs more"
     )
@@ -453,6 +456,7 @@ def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
         confidence=c.confidence,
         low_confidence=c.low_confidence,
         reason=c.reason,
+        pods_differ=c.pods_differ,
         cpu_cores_saved=_saved(c, "cpu", replicas),
         memory_bytes_saved=_saved(c, "memory", replicas),
         gpus_saved=_saved(c, GPU, replicas),

@@ -69,6 +69,7 @@ from recommender.model.recency import (
     weighted_quantiles,
 )
 from recommender.model.recurrence import DAY_S, DayUsage, recurring
+from recommender.model.request_mix import request_mix
 from recommender.model.timegrid import bucket_count, bucket_max, bucket_mean, present_sums
 
 ACTIVITY_STEP_SECONDS = 300.0
@@ -323,6 +324,11 @@ def _container_usage(
         init_container=init,
         runs=len(jobs),
         recency_note=group.note,
+        request_mix=request_mix(
+            p.requests.get(group.container, {})
+            for name in sorted(pod_names - {r.pod for r in group.replaced})
+            if (p := pods.get((group.workload.namespace, name))) is not None
+        ),
     )
 
 

@@ -42,6 +42,7 @@ from recommender.model import (
     WorkloadUsage,
     index_by_workload,
 )
+from recommender.model.request_mix import describe
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.batch import batch_reason, is_batch, size_batch
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
@@ -285,6 +286,8 @@ def recommend_workload(
         if capped:  # beyond the ceiling: no real container's count, refused (as static.implausible_series)
             confidence, low = 0.0, True
             reasons.append("implausible GPU count: not applied")
+        mix = next((describe(c.request_mix) for c in containers if c.container == name), "")
+        reasons.extend([mix] if mix else [])
         out.append(
             ContainerRecommendation(
                 name=name,
