@@ -49,6 +49,7 @@ from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.model.request_mix import describe
 from recommender.output.report import Report
+from recommender.sizing.batch import is_batch
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
 from recommender.sizing.gpu import gpu_model
@@ -152,6 +153,29 @@ def _replicas(
     return sum(1 for p in pods if (p.namespace, p.name) in at_end), "pods present at the newest sample"
 
 
+def _mean_running(pods: Sequence[PodInfo], raw: RawDataset) -> tuple[float, str] | None:
+    """A CronJob's or Job's pods come and go, so the pods present at one sample say nothing of its cost:
+    the mean pods running over the window (each pod's sampled time, its distinct sample times x the
+    sampling step, summed over the window's length), and that basis in words; None: no pod sampled."""
+    names = {(p.namespace, p.name) for p in pods}
+    times: dict[tuple[str, str], list[FloatArray]] = defaultdict(list)
+    for s in raw.containers:
+        if (s.namespace, s.pod) in names and s.timestamps.size:
+            times[(s.namespace, s.pod)].append(np.asarray(s.timestamps, dtype=np.float64))
+    if not times:
+        return None
+    running = 0.0
+    for parts in times.values():
+        ts = np.unique(np.concatenate(parts))
+        step = float(np.median(np.diff(ts))) if ts.size > 1 else 300.0
+        running += ts.size * step
+    window = (raw.end - raw.start).total_seconds()
+    share = running / window if window > 0 else 0.0
+    hours = f"{running / 3600:.1f} h of pods running in {window / 3600:.0f} h"
+    pods_seen = f"{len(times)} pod" + ("" if len(times) == 1 else "s")
+    return share, f"mean pods running over the window ({pods_seen}, {hours})"
+
+
 def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> str | None:
     """The instance type most of the workload's pods run on (None: unknown)."""
     types = [t for p in pods if (n := nodes.get(p.node)) is not None and (t := n.instance_type)]
@@ -160,6 +184,7 @@ def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> st
 
 def _workload_rows(
     report: Report,
+    raw: RawDataset,
     snapshot: UsageSnapshot,
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
@@ -175,6 +200,10 @@ def _workload_rows(
         pods = pods_of.get(rec.target, [])
         plan = report.plan(rec)
         mode, source = shown_mode(plan) if plan is not None else (policy.default_mode, "default")
+        share, basis = None, replicas[rec.target][1] if rec.target in replicas else "pods seen"
+        ran = _mean_running(pods, raw) if is_batch(rec.target) else None
+        if ran is not None:
+            share, basis = ran
         rows.append(
             WorkloadRow(
                 workload=rec.target,
@@ -193,7 +222,8 @@ def _workload_rows(
                 plan_skip=plan.plan.skip if plan is not None else "current-unknown",
                 gpu_resize=plan.plan.gpu_resize if plan is not None else policy.gpu_resize,
                 replicas=replicas[rec.target][0] if rec.target in replicas else None,
-                replicas_basis=replicas[rec.target][1] if rec.target in replicas else "pods seen",
+                replicas_basis=basis,
+                running_share=share,
                 price=resource_price(_instance_type(pods, nodes)),
             )
         )
@@ -427,7 +457,7 @@ def build_console_data(
     replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
     nodes = {n.name: n for n in raw.nodes}
     report = Report.of(run, snapshot, policy or PlanPolicy())
-    rows = _workload_rows(report, snapshot, pods_of, run, replicas, nodes)
+    rows = _workload_rows(report, raw, snapshot, pods_of, run, replicas, nodes)
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}

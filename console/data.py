@@ -63,6 +63,7 @@ class WorkloadRow:
     gpu_resize: bool = False  # podsizer.io/gpu resolved to resize: GPU counts may change
     replicas: int | None = None  # current replicas (None: count the pods seen)
     replicas_basis: str = "pods seen in the window"
+    running_share: float | None = None  # CronJob/Job: mean pods running over the window (savings count it)
     price: ResourcePrice = DEFAULT_PRICE  # CPU/memory $ per hour where its pods run
 
 

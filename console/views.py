@@ -119,7 +119,7 @@ class ContainerOut(BaseModel):
         "", description="the pods had different requests (current_requests: the newest pod's): which"
     )
     cpu_cores_saved: float | None = Field(
-        description="(current - planned) x current replicas; < 0: needs more"
+        description="(current - planned) x the counted replicas (replicas_counted); < 0: needs more"
     )
     memory_bytes_saved: float | None
     gpus_saved: float | None
@@ -149,8 +149,12 @@ class WorkloadOut(BaseModel):
         description="$ per hour more GPU savings with the GPU opt-in (podsizer.io/gpu: resize): the "
         "recommended GPU counts written",
     )
-    replicas: int = Field(description="current replicas the savings count")
-    replicas_basis: str = Field(description="where the replica count comes from")
+    replicas: int = Field(description="current replicas")
+    replicas_counted: float = Field(
+        description="what the savings multiply by: the current replicas, or for a CronJob or Job the mean"
+        " pods running over the window"
+    )
+    replicas_basis: str = Field(description="where the counted replicas come from")
     cpu_hourly_savings: float = Field(description="$ per hour: CPU cores saved x the CPU price")
     memory_hourly_savings: float = Field(description="$ per hour: memory GiB saved x the memory price")
     hourly_savings: float = Field(description="$ per hour: CPU + memory + GPU savings")
@@ -312,7 +316,7 @@ class GpuWorkloadOut(BaseModel):
     recommended_per_pod: float | None = Field(description="GPUs a pod gets as recommended")
     suggested_mig: str | None
     gpu_resize: bool = Field(description="the GPU opt-in is on: the plan writes GPU counts")
-    replicas: int
+    replicas: float = Field(description="the replicas the savings count (replicas_counted)")
     gpu_hourly_cost: float
     gpu_hourly_savings: float
     gpu_opt_in_hourly_savings: float
@@ -327,7 +331,7 @@ def gpu_workload_out(row: WorkloadRow) -> GpuWorkloadOut:
         recommended_per_pod=_sum(recommended),
         suggested_mig=w.gpu_suggested_resource,
         gpu_resize=w.gpu_resize,
-        replicas=w.replicas,
+        replicas=w.replicas_counted,
         gpu_hourly_cost=w.gpu_hourly_cost,
         gpu_hourly_savings=w.gpu_hourly_savings,
         gpu_opt_in_hourly_savings=w.gpu_opt_in_hourly_savings,
@@ -428,7 +432,7 @@ def clusters(rows: Sequence[WorkloadRow]) -> list[str]:
     return sorted({r.workload.cluster for r in rows} - {""})
 
 
-def _saved(c: ContainerRow, resource: str, replicas: int) -> float | None:
+def _saved(c: ContainerRow, resource: str, replicas: float) -> float | None:
     """What the pod plan frees of a request over the current replicas (None: the request is unknown)."""
     current = c.current_requests.get(resource)
     planned = c.planned_requests.get(resource)
@@ -442,7 +446,7 @@ def _sum(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
+def container_out(c: ContainerRow, replicas: float) -> ContainerOut:
     return ContainerOut(
         name=c.name,
         current_requests=dict(c.current_requests),
@@ -464,8 +468,14 @@ def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
 
 
 def replicas(row: WorkloadRow) -> int:
-    """The replica count savings are multiplied by: the current one, else every pod seen."""
+    """The workload's current replica count: its autoscaler's or the pods present, else every pod seen."""
     return row.replicas if row.replicas is not None else max(1, len(row.pods))
+
+
+def counted(row: WorkloadRow) -> float:
+    """What savings are multiplied by: a CronJob's or Job's mean pods running over the window (its pods
+    come and go), else the current replicas."""
+    return row.running_share if row.running_share is not None else float(replicas(row))
 
 
 @dataclass(frozen=True)
@@ -494,7 +504,7 @@ def _gpu_savings(row: WorkloadRow, gpus_freed: float | None) -> float:
     return max(row.gpu_wasted_hourly_cost, share)
 
 
-def _opted_in(c: ContainerRow, replicas: int) -> float | None:
+def _opted_in(c: ContainerRow, replicas: float) -> float | None:
     """GPUs a container frees over the replicas once the recommended count is written (the opt-in)."""
     current = c.current_requests.get(GPU)
     if c.gpu_needs_opt_in and current is not None and c.gpu_recommended is not None:
@@ -503,7 +513,7 @@ def _opted_in(c: ContainerRow, replicas: int) -> float | None:
 
 
 def figures(row: WorkloadRow) -> Figures:
-    n = replicas(row)
+    n = counted(row)
     cpu = _sum([_saved(c, "cpu", n) for c in row.containers])
     mem = _sum([_saved(c, "memory", n) for c in row.containers])
     gpus = _sum([_saved(c, GPU, n) for c in row.containers])
@@ -526,7 +536,7 @@ def _has_savings(f: Figures) -> bool:
 
 def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
     f = f or figures(row)
-    n = replicas(row)
+    n = counted(row)
     return WorkloadOut(
         workload=WorkloadId.of(row.workload),
         mode=row.mode,
@@ -547,8 +557,11 @@ def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
         gpu_wasted_hourly_cost=row.gpu_wasted_hourly_cost,
         gpu_hourly_savings=f.gpu_savings,
         gpu_opt_in_hourly_savings=f.gpu_opt_in,
-        replicas=n,
-        replicas_basis=row.replicas_basis if row.replicas is not None else "pods seen in the window",
+        replicas=replicas(row),
+        replicas_counted=n,
+        replicas_basis=row.replicas_basis
+        if row.replicas is not None or row.running_share is not None
+        else "pods seen in the window",
         cpu_hourly_savings=f.cpu_hourly,
         memory_hourly_savings=f.memory_hourly,
         hourly_savings=f.hourly,
@@ -572,7 +585,7 @@ def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures
         confidence=min((c.confidence for c in row.containers), default=0.0),
         low_confidence=any(c.low_confidence for c in row.containers),
         has_savings=_has_savings(f),
-        replicas=replicas(row),
+        replicas=counted(row),
         cpu_saved=f.cpu_saved or 0.0,
         memory_saved=f.memory_saved or 0.0,
         savings=f.hourly,

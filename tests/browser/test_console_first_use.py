@@ -1,11 +1,13 @@
-"""In a real Chromium, on the demo with one storefront pod's CPU request edited: the overview and the
-workload page say the pods differ next to the "now" value they show."""
+"""In a real Chromium: on the demo with one storefront pod's CPU request edited, the overview and the
+workload page say the pods differ next to the "now" value they show; on the demo, a CronJob between runs
+saves what its runs save (the mean pods running), not $0/mo."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -16,7 +18,7 @@ from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
 from recommender.sizing.policy import SizingPolicy
 from tests.browser.conftest import serving
-from tests.browser.test_console_pages import cell, screenshot
+from tests.browser.test_console_pages import assert_shows, cell, screenshot
 from tests.support.request_mix import demo_with_differing_pods
 
 HINT = "pods differ: 2 request cpu 2000m, 1 requests cpu 1000m; now: the newest pod's"
@@ -46,3 +48,23 @@ def test_pages_say_when_a_workloads_pods_request_different_amounts(
     assert shown == HINT and len(others) == 1
     assert everywhere == 1, "only the workload whose pods differ gets the hint"
     assert on_page == HINT
+
+
+def test_a_cronjob_between_runs_shows_the_savings_of_its_runs(
+    browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
+) -> None:
+    w = next(
+        x for x in api.get("/api/overview").json()["workloads"] if x["workload"]["name"] == "nightly-report"
+    )
+    browser.get(base_url + "/?kind=CronJob")
+    row = browser.find_element(
+        By.CSS_SELECTOR, '#workloads tr[data-workload="analytics/CronJob/nightly-report"]'
+    )
+    monthly, counted = cell(row, "monthly_savings"), cell(row, "replicas_counted")
+    assert_shows(cell(row, "hourly_savings"), w["hourly_savings"], "CronJob $/h")
+    screenshot(browser, artifacts / "overview-cronjob.png")
+    browser.find_element(By.CSS_SELECTOR, "#workloads a.workload-link").click()
+    page = browser.find_element(By.CSS_SELECTOR, '#facts [data-field="replicas_counted"]').text
+    assert w["replicas"] == 0 and 0 < w["replicas_counted"] < 1 and w["monthly_savings"] > 0.1
+    assert monthly == f"${w['monthly_savings']:.2f}/mo" != "$0/mo"
+    assert counted == page == f"{w['replicas_counted']:.2f}"
