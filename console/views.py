@@ -4,7 +4,6 @@ render these, so a page never shows a figure the API would not return."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -23,9 +22,9 @@ from console.data import (
     PodRow,
     WorkloadRow,
 )
-from console.fmt import GIB
 from console.prices import HOURS_PER_MONTH
 from console.query import OverviewQuery, Summary, select
+from console.savings import Figures, counted, figures, has_savings, known_sum, replicas, saved
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
 from podsizer.plan_reasons import Rule
@@ -328,7 +327,7 @@ def gpu_workload_out(row: WorkloadRow) -> GpuWorkloadOut:
     return GpuWorkloadOut(
         workload=w.workload,
         gpus_per_pod=sum(c.current_requests.get(GPU, 0.0) for c in row.containers),
-        recommended_per_pod=_sum(recommended),
+        recommended_per_pod=known_sum(recommended),
         suggested_mig=w.gpu_suggested_resource,
         gpu_resize=w.gpu_resize,
         replicas=w.replicas_counted,
@@ -432,21 +431,8 @@ def clusters(rows: Sequence[WorkloadRow]) -> list[str]:
     return sorted({r.workload.cluster for r in rows} - {""})
 
 
-def _saved(c: ContainerRow, resource: str, replicas: float) -> float | None:
-    """What the pod plan frees of a request over the current replicas (None: the request is unknown)."""
-    current = c.current_requests.get(resource)
-    planned = c.planned_requests.get(resource)
-    if current is None or planned is None:
-        return None
-    return (current - planned) * replicas
-
-
-def _sum(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def container_out(c: ContainerRow, replicas: float) -> ContainerOut:
+def container_out(c: ContainerRow, n: float) -> ContainerOut:
+    """A container's values per pod and its savings over `n` counted replicas."""
     return ContainerOut(
         name=c.name,
         current_requests=dict(c.current_requests),
@@ -461,77 +447,10 @@ def container_out(c: ContainerRow, replicas: float) -> ContainerOut:
         low_confidence=c.low_confidence,
         reason=c.reason,
         pods_differ=c.pods_differ,
-        cpu_cores_saved=_saved(c, "cpu", replicas),
-        memory_bytes_saved=_saved(c, "memory", replicas),
-        gpus_saved=_saved(c, GPU, replicas),
+        cpu_cores_saved=saved(c, "cpu", n),
+        memory_bytes_saved=saved(c, "memory", n),
+        gpus_saved=saved(c, GPU, n),
     )
-
-
-def replicas(row: WorkloadRow) -> int:
-    """The workload's current replica count: its autoscaler's or the pods present, else every pod seen."""
-    return row.replicas if row.replicas is not None else max(1, len(row.pods))
-
-
-def counted(row: WorkloadRow) -> float:
-    """What savings are multiplied by: a CronJob's or Job's mean pods running over the window (its pods
-    come and go), else the current replicas."""
-    return row.running_share if row.running_share is not None else float(replicas(row))
-
-
-@dataclass(frozen=True)
-class Figures:
-    """A workload's savings in resources and dollars per hour (over its current replicas); `gpu_opt_in`
-    the GPU savings the GPU opt-in would add (the recommended counts written)."""
-
-    cpu_saved: float | None
-    memory_saved: float | None
-    gpus_saved: float | None
-    gpu_savings: float
-    cpu_hourly: float
-    memory_hourly: float
-    gpu_opt_in: float = 0.0
-
-    @property
-    def hourly(self) -> float:
-        return self.cpu_hourly + self.memory_hourly + self.gpu_savings
-
-
-def _gpu_savings(row: WorkloadRow, gpus_freed: float | None) -> float:
-    """GPU $/h saved: the idle waste, or the cost share of the GPUs freed, whichever is larger."""
-    share = 0.0
-    if row.gpu_allocated > 0 and gpus_freed is not None and gpus_freed > 0:
-        share = row.gpu_hourly_cost * min(1.0, gpus_freed / row.gpu_allocated)
-    return max(row.gpu_wasted_hourly_cost, share)
-
-
-def _opted_in(c: ContainerRow, replicas: float) -> float | None:
-    """GPUs a container frees over the replicas once the recommended count is written (the opt-in)."""
-    current = c.current_requests.get(GPU)
-    if c.gpu_needs_opt_in and current is not None and c.gpu_recommended is not None:
-        return (current - c.gpu_recommended) * replicas
-    return _saved(c, GPU, replicas)
-
-
-def figures(row: WorkloadRow) -> Figures:
-    n = counted(row)
-    cpu = _sum([_saved(c, "cpu", n) for c in row.containers])
-    mem = _sum([_saved(c, "memory", n) for c in row.containers])
-    gpus = _sum([_saved(c, GPU, n) for c in row.containers])
-    gpu_savings = _gpu_savings(row, gpus)
-    with_opt_in = _gpu_savings(row, _sum([_opted_in(c, n) for c in row.containers]))
-    return Figures(
-        cpu,
-        mem,
-        gpus,
-        gpu_savings,
-        (cpu or 0.0) * row.price.cpu_hourly,
-        (mem or 0.0) / GIB * row.price.memory_gib_hourly,
-        max(0.0, with_opt_in - gpu_savings),
-    )
-
-
-def _has_savings(f: Figures) -> bool:
-    return any(v is not None and v > 1e-9 for v in (f.cpu_saved, f.memory_saved, f.gpus_saved, f.gpu_savings))
 
 
 def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
@@ -567,7 +486,7 @@ def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
         hourly_savings=f.hourly,
         monthly_savings=f.hourly * HOURS_PER_MONTH,
         price_basis=row.price.basis,
-        has_savings=_has_savings(f),
+        has_savings=has_savings(f),
         low_confidence=any(c.low_confidence for c in row.containers),
     )
 
@@ -584,7 +503,7 @@ def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures
         sizing=row.sizing_mode,
         confidence=min((c.confidence for c in row.containers), default=0.0),
         low_confidence=any(c.low_confidence for c in row.containers),
-        has_savings=_has_savings(f),
+        has_savings=has_savings(f),
         replicas=counted(row),
         cpu_saved=f.cpu_saved or 0.0,
         memory_saved=f.memory_saved or 0.0,
