@@ -16,6 +16,7 @@ import numpy as np
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import MIB
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import (
     Autoscaler,
     ContainerUsage,
@@ -27,7 +28,6 @@ from recommender.model import (
 )
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RunIndex, recommend, recommend_workload, run_ceilings
-from recommender.sizing.policy import SizingPolicy
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=7)

@@ -265,8 +265,9 @@ def build_prices(settings: RecommenderSettings) -> PriceTable:
     """The shipped price table with price_file merged over it."""
     from recommender.sizing.cost import PriceTable, PriceTableError
 
+    policy = settings.to_sizing_policy()
     try:
-        return PriceTable.load(settings.price_file, settings.default_gpu_hourly_price, settings.spot_discount)
+        return PriceTable.load(settings.price_file, policy.default_gpu_hourly_price, policy.spot_discount)
     except (PriceTableError, ValueError) as exc:
         raise setting_error("price_file", str(exc)) from exc
 

@@ -16,6 +16,7 @@ from podsizer.settings.loader import (
 )
 from podsizer.settings.roles import (
     ROLES,
+    RUN_ONLY,
     ConsoleSettings,
     RecommenderSettings,
     UpdaterSettings,
@@ -24,6 +25,7 @@ from podsizer.settings.roles import (
 
 __all__ = [
     "ROLES",
+    "RUN_ONLY",
     "TOOLING_VARIABLES",
     "ConsoleSettings",
     "RecommenderSettings",

@@ -1,8 +1,8 @@
 """Sizing logic: usage model in, Recommendations out (static, autopilot, GPU, waste, cost, forecast)."""
 
+from podsizer.sizing_policy import SizingPolicy
 from recommender.sizing.cost import CostReport, PriceTable, PriceTableError
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.waste import WasteFinding
 
 __all__ = [

@@ -31,6 +31,7 @@ from podsizer.api.resource import (
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.model import (
     Autoscaler,
@@ -49,7 +50,6 @@ from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.estimators import Resource
 from recommender.sizing.forecast import Feed, demand_feeds, forecast_demand
 from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.robust import robust_usage
 from recommender.sizing.static import ContainerSizing, size_static
 from recommender.sizing.waste import WasteFinding, find_idle

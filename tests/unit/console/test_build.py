@@ -17,13 +17,13 @@ from console.views import workload_out
 from podsizer.api.identity import WorkloadRef
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU
+from podsizer.sizing_policy import SizingPolicy
 from recommender.input.demo import build_demo_dataset
 from recommender.model import NodeInfo
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OwnerLink, PodInfo, RawDataset
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 
 MIB = 1024.0 * 1024.0
 END = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
