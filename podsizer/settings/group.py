@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Annotated, ClassVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated, ClassVar, get_args, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, JsonValue, create_model
 from pydantic.fields import FieldInfo
 
 from podsizer.knobs import Knob, knob_of
 from podsizer.settings.types import PARSERS, empty_is_none
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 class SettingsGroup(BaseModel):
@@ -26,12 +29,12 @@ def old_flags(*flags: str) -> dict[str, JsonValue]:
     return {"flags": list(flags)}
 
 
-def knob_group(name: str, declared: type[object]) -> type[SettingsGroup]:
+def knob_group(name: str, declared: type[DataclassInstance]) -> type[SettingsGroup]:
     """A group of one setting per Knob-annotated field of the frozen dataclass `declared`: its type,
     bounds, default, unit and help as declared there (the heading is the Knob's)."""
     hints = get_type_hints(declared, include_extras=True)
     fields: dict[str, tuple[object, FieldInfo]] = {}
-    for field in dataclasses.fields(declared):  # type: ignore[arg-type]
+    for field in dataclasses.fields(declared):
         hint = hints[field.name]
         knob = knob_of(hint)
         if knob is None:
@@ -40,6 +43,7 @@ def knob_group(name: str, declared: type[object]) -> type[SettingsGroup]:
             field.default, description=knob.help, json_schema_extra={"group": knob.group}
         )
         fields[field.name] = (_parsed(hint, knob), info)
+    # the field types are made at run time: not the TypeForm create_model's stubs ask for
     group: type[SettingsGroup] = create_model(name, __base__=SettingsGroup, **fields)  # type: ignore[call-overload]
     return group
 
@@ -52,7 +56,7 @@ def _parsed(hint: object, knob: Knob) -> object:
         extra.append(BeforeValidator(PARSERS[knob.unit]))
     if type(None) in get_args(base):
         extra.append(BeforeValidator(empty_is_none))
-    return Annotated.__class_getitem__((hint, *extra))  # type: ignore[attr-defined]
+    return Annotated[hint, *extra]
 
 
 def heading(role: type[BaseModel], name: str) -> str:

@@ -6,6 +6,7 @@ import argparse
 from argparse import SUPPRESS
 from collections.abc import Collection
 from pathlib import Path
+from types import MappingProxyType
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -18,6 +19,9 @@ from podsizer.settings.names import env_name, flag_name
 
 DEST_PREFIX = "setting_"
 EMPTY = "(empty)"
+_METAVARS = MappingProxyType(
+    {Unit.CORES: "CORES", Unit.BYTES: "BYTES", Unit.SECONDS: "DURATION", Unit.LIST: "A,B,..."}
+)
 
 
 def unit_of(info: FieldInfo) -> Unit:
@@ -81,10 +85,9 @@ def add_arguments(
         for name in names:
             _add(group, name, settings.model_fields[name], name not in hidden)
     if hidden:
+        headings = ", ".join(g.heading for g in unlisted)
         parser.epilog = (
-            "Not listed, and accepted: "
-            + ", ".join(sorted({g.heading for g in unlisted}))
-            + " settings (read by other commands)."
+            f"Also accepted, not listed: the settings of {headings}, which this command does not read."
         )
 
 
@@ -101,7 +104,8 @@ def _add(group: argparse._ArgumentGroup, name: str, info: FieldInfo, listed: boo
             off, dest=dest, action="store_const", const="false", default=SUPPRESS, help=SUPPRESS
         )
     else:
-        group.add_argument(*flags, dest=dest, metavar=name.upper(), default=SUPPRESS, help=about)
+        metavar = _METAVARS.get(unit_of(info), name.upper())
+        group.add_argument(*flags, dest=dest, metavar=metavar, default=SUPPRESS, help=about)
 
 
 def flag_values(args: argparse.Namespace) -> dict[str, object]:

@@ -44,6 +44,7 @@ def test_recommend_and_explain_help_omit_the_loop_and_leader_election_settings(
     text = _help(capsys, monkeypatch, command)
     assert {"lease_name", "leader_election", "interval_seconds", "metrics_port"} <= set(RUN_ONLY_FIELDS)
     assert [n for n in RUN_ONLY_FIELDS if _listed(text, n)] == []
+    assert "Also accepted, not listed: the settings of the loop, /metrics and probes, leader election" in text
     others = [n for n in RecommenderSettings.model_fields if n not in RUN_ONLY_FIELDS]
     assert [n for n in others if not _listed(text, n)] == []
 
