@@ -25,8 +25,8 @@ class ListenerSettings(SettingsGroup):
     namespace: str = Field(
         default="podsizer", min_length=1, description="the webhook's own namespace (excluded)"
     )
-    excluded_namespaces: str = Field(
-        default="kube-system",
+    excluded_namespaces: CommaList = Field(
+        default=("kube-system",),
         description="comma-separated namespaces never mutated; glob patterns allowed (openshift-*, kube-*)",
     )
     access_log: bool = Field(default=False, description="uvicorn access log")
@@ -34,8 +34,7 @@ class ListenerSettings(SettingsGroup):
 
     @property
     def excluded_namespace_set(self) -> frozenset[str]:
-        names = {n.strip() for n in self.excluded_namespaces.split(",") if n.strip()}
-        return frozenset(names | {self.namespace})
+        return frozenset({*self.excluded_namespaces, self.namespace})
 
 
 class TlsSettings(SettingsGroup):

@@ -1,6 +1,5 @@
 """Sizing logic: usage model in, Recommendations out (static, autopilot, GPU, waste, cost, forecast)."""
 
-from podsizer.sizing_policy import SizingPolicy
 from recommender.sizing.cost import CostReport, PriceTable, PriceTableError
 from recommender.sizing.engine import RecommendationRun, recommend
 from recommender.sizing.waste import WasteFinding
@@ -10,7 +9,6 @@ __all__ = [
     "PriceTable",
     "PriceTableError",
     "RecommendationRun",
-    "SizingPolicy",
     "WasteFinding",
     "recommend",
 ]
