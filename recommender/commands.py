@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, cast
 
 from podsizer.leader import Leadership
 from podsizer.settings import (
+    ONE_RUN_ONLY,
     RUN_ONLY,
     RecommenderSettings,
     add_arguments,
@@ -240,7 +241,7 @@ def _report_rejections(source: MetricsSource) -> None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--once", action="store_true", help="one run, then exit (status 1 if it failed)")
-    add_arguments(parser, RecommenderSettings)
+    add_arguments(parser, RecommenderSettings, unlisted=ONE_RUN_ONLY)
 
 
 def run_loop(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:

@@ -15,6 +15,7 @@ from podsizer.settings.loader import (
     setting_error,
 )
 from podsizer.settings.roles import (
+    ONE_RUN_ONLY,
     ROLES,
     RUN_ONLY,
     ConsoleSettings,
@@ -24,6 +25,7 @@ from podsizer.settings.roles import (
 )
 
 __all__ = [
+    "ONE_RUN_ONLY",
     "ROLES",
     "RUN_ONLY",
     "TOOLING_VARIABLES",

