@@ -4,9 +4,9 @@ One synthetic cluster (bench_prometheus.Cluster: N containers x D days at 60 s, 
 backfilled into Prometheus (promtool) and imported into VictoriaMetrics from the same text. Each read path
 then fetches both series of every container, one request per namespace and metric, one request at a time,
 and the table gives, per path: the server's CPU seconds (from /proc), the bytes on the wire, this process'
-decode seconds, the samples that came back, and each figure's ratio to today's path (range query of
-rate(...[2m]) and of the gauge at a 60 s step, decoded by parse_matrix). A second table times the JSON
-decoders on today's answers.
+decode seconds, the samples that came back, and each figure's ratio to today's path (queries.py's own
+range queries: rate(...[2m]) and max_over_time(...[1m]) at a 60 s step, decoded by parse_matrix). A second
+table times the JSON decoders on today's answers.
 
     nice .venv/bin/python bench/bench_read_paths.py --containers 500
 
@@ -40,13 +40,13 @@ from bench_prometheus import Cluster  # noqa: E402
 from prompb import RemoteRead, remote_read_messages  # noqa: E402
 from xorchunk import decode_xor  # noqa: E402
 
+from recommender.input.prometheus import queries  # noqa: E402
 from recommender.input.prometheus.client import parse_matrix  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import Server, cpu_seconds, running_prometheus  # noqa: E402
 from tests.integration.victoriametrics.server import flush, import_text, running_victoria_metrics  # noqa: E402
 
-CPU = "container_cpu_usage_seconds_total"
-MEM = "container_memory_working_set_bytes"
+CPU, MEM = queries.CPU_METRIC, queries.MEM_METRIC
 IDENTITY = {"Accept-Encoding": "identity"}
 
 
@@ -110,8 +110,9 @@ def range_query(promql: Callable[[str, str], str]) -> Read:
 
 
 def today(metric: str, ns: str) -> str:
-    sel = f'{metric}{{namespace="{ns}",container!=""}}'
-    return f"rate({sel}[2m])" if metric == CPU else sel
+    """The product's own range queries (queries.py at the default step and rate window)."""
+    w = queries.Window(seconds=0)
+    return queries.cpu_rate(ns, w) if metric == CPU else queries.memory_peak(ns, w)
 
 
 def raw_selector(metric: str, ns: str) -> str:
@@ -332,14 +333,14 @@ def main() -> None:
     print(f"containers={args.containers} namespaces={len(w.namespaces)} days={args.days} step=60s")
     messages = remote_read_messages()
     prom_paths: list[tuple[str, Read]] = [
-        ("range rate()[2m] + gauge, 60 s (today)", range_query(today)),
+        ("range rate[2m] + max_over_time[1m] (today)", range_query(today)),
         ("range raw counter + gauge, 60 s", range_query(raw_selector)),
         ("instant query of selector[7d]", instant_range_selector),
         ("remote read, samples", remote_read(messages, chunked=False)),
         ("remote read, streamed XOR chunks", remote_read(messages, chunked=True)),
     ]
     vm_paths: list[tuple[str, Read]] = [
-        ("range rate()[2m] + gauge, 60 s (today)", range_query(today)),
+        ("range rate[2m] + max_over_time[1m] (today)", range_query(today)),
         ("instant query of selector[7d]", instant_range_selector),
         ("export API (JSON lines)", vm_export),
     ]
