@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+LAYERS = "The recommender's layers import downwards only"
+CONSOLE_LOOP = "The console never imports the recommender's loop"
 PACKAGES = ("podsizer", "recommender", "webhook", "updater", "console", "certs")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -43,6 +45,15 @@ def test_the_import_contracts_hold() -> None:
         ("podsizer/owners.py", "import webhook.app", "The shared core imports no role"),
         ("updater/__init__.py", "import webhook.admission", "updater never imports recommender, webhook"),
         ("console/app.py", "import podsizer.cli", "Nothing imports the CLI module"),
+        ("recommender/model/raw.py", "import recommender.sizing.engine", LAYERS),
+        ("recommender/sizing/engine.py", "import recommender.output.report", LAYERS),
+        ("recommender/input/file.py", "import recommender.incremental.model", LAYERS),
+        ("recommender/checkpoints/base.py", "import recommender.input.file", LAYERS),
+        ("recommender/sizing/cost.py", "import recommender.commands", "never import its composition modules"),
+        ("console/app.py", "import webhook.admission", "The console never imports the webhook"),
+        ("console/query.py", "import certs.generate", "The console never imports the webhook"),
+        ("console/app.py", "import recommender.runner", CONSOLE_LOOP),
+        ("console/app.py", "import recommender.checkpoints.base", CONSOLE_LOOP),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
