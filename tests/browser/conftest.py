@@ -22,9 +22,9 @@ from fastapi import FastAPI
 
 from console.app import create_console_app
 from console.demo import DemoConsoleData
-from recommender.input.openmetrics import backfill, write_dataset
 from tests.integration.prometheus.history import DAYS, History, build_history
 from tests.integration.prometheus.server import running_prometheus
+from tests.support.openmetrics import backfill, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = "The recommender's layers import downwards only"
+NO_TESTS = "The product never imports the tests"
 CONSOLE_LOOP = "The console never imports the recommender's loop"
 PACKAGES = ("podsizer", "recommender", "webhook", "updater", "console", "certs")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -50,6 +51,7 @@ def test_the_import_contracts_hold() -> None:
         ("recommender/input/file.py", "import recommender.incremental.model", LAYERS),
         ("recommender/checkpoints/base.py", "import recommender.input.file", LAYERS),
         ("recommender/sizing/cost.py", "import recommender.commands", "never import its composition modules"),
+        ("recommender/input/file.py", "import tests.support.openmetrics", NO_TESTS),
         ("console/app.py", "import webhook.admission", "The console never imports the webhook"),
         ("console/query.py", "import certs.generate", "The console never imports the webhook"),
         ("console/app.py", "import recommender.runner", CONSOLE_LOOP),

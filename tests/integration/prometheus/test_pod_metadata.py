@@ -18,11 +18,11 @@ import pytest
 from podsizer.api import WorkloadRef
 from podsizer.keys import ALLOW_LARGE_CHANGE_KEY, GPU_KEY, MODE_KEY, UPDATE_MODE_KEY
 from podsizer.resources import GPU
-from recommender.input.openmetrics import backfill, write_dataset
 from recommender.output.store import JsonFileStore
 from tests.integration.agreement import entry_points as ep
 from tests.integration.agreement.cases import Pinned, generate
 from tests.integration.agreement.test_entry_points_agree import Run, disagreements, environment
+from tests.support.openmetrics import backfill, write_dataset
 
 from .conftest import PROMTOOL
 from .server import running_prometheus
