@@ -21,7 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from console.app import create_console_app
-from console.demo import DemoConsoleData
+from console.demo_data import DemoConsoleData
 from tests.integration.prometheus.history import DAYS, History, build_history
 from tests.integration.prometheus.server import running_prometheus
 from tests.support.openmetrics import backfill, write_dataset

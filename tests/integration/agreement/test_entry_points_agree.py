@@ -25,7 +25,7 @@ import pytest
 from podsizer.api import WorkloadRef
 from podsizer.keys import UPDATE_MODE_KEY
 from podsizer.settings.loader import TOOLING_VARIABLES
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.output.store import JsonFileStore
 from tests.integration.agreement import entry_points as ep

@@ -19,7 +19,7 @@ import pytest
 
 from podsizer.api import WorkloadRef
 from podsizer.resources import GPU
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, UsageSnapshot
 from recommender.model.aggregate import aggregate

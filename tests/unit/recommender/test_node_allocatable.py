@@ -11,7 +11,7 @@ import orjson
 
 from podsizer.plausibility import Ceilings
 from podsizer.resources import GPU
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
 from recommender.model import NodeInfo

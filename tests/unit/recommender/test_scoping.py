@@ -23,7 +23,7 @@ from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.commands import add_recommend_arguments, add_run_arguments, one_run, run_loop, run_recommend
 from recommender.explain import add_explain_arguments, run_explain
-from recommender.input.demo import DemoSource, build_demo_dataset
+from recommender.input.demo_cluster import DemoSource, build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.model import NO_SERIES, MetricsSource, UsageSnapshot
 from recommender.model.aggregate import aggregate

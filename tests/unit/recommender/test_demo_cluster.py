@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
-from recommender.input.demo import DemoSource, build_demo_dataset
+from recommender.input.demo_cluster import DemoSource, build_demo_dataset
 from recommender.input.file import dataset_to_json
 from recommender.model import GpuUsage, UsageSnapshot
 from recommender.model.aggregate import aggregate
