@@ -1,4 +1,4 @@
-"""Issue 22, point 2, through a real Prometheus: pods' podsizer.io/ annotations reach the plan through
+"""Through a real Prometheus: pods' podsizer.io/ annotations reach the plan through
 kube-state-metrics (kube_pod_annotations), so `podsizer recommend --source prometheus`, `explain`, the
 console over Prometheus, the webhook and the updater state the same changes. kube-state-metrics decoding
 knew only podsizer.io/exclude and podsizer.io/mode: podsizer.io/gpu and podsizer.io/allow-large-change came

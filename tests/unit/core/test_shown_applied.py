@@ -1,4 +1,4 @@
-"""The drift of issue 9: `podsizer recommend --source demo` showed storefront's memory limit as 632Mi and
+"""`podsizer recommend --source demo` once showed storefront's memory limit as 632Mi and
 checkout-api's as 768Mi while the webhook wrote 505Mi and 1228Mi. Now the table and the json plan show
 what the webhook's patch writes for the same workload's pod."""
 
