@@ -67,3 +67,13 @@ def test_a_forbidden_import_breaks_its_contract(
     assert result.returncode != 0
     broken = [row for row in result.stdout.splitlines() if "BROKEN" in row]
     assert any(contract in row for row in broken), result.stdout
+
+
+def test_a_recommender_subpackage_outside_the_layers_breaks_the_layers_contract(tree_copy: Path) -> None:
+    package = tree_copy / "recommender" / "unplaced"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""A subpackage no layer names."""\n')
+    result = _lint(tree_copy)
+    assert result.returncode != 0
+    broken = [row for row in result.stdout.splitlines() if "BROKEN" in row]
+    assert any(LAYERS in row for row in broken), result.stdout
