@@ -73,7 +73,7 @@ def url_host(url: str) -> str:
 
 
 def _demo(settings: ConsoleSettings) -> DatasetFn:
-    from recommender.input.demo import build_demo_dataset
+    from recommender.input.demo_cluster import build_demo_dataset
     from recommender.wiring import recency_of
 
     days = max(1, math.ceil(settings.window_days))

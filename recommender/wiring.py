@@ -84,7 +84,7 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
     `now` is the window's end (as_of when set: the demo data ends there)."""
     source: MetricsSource
     if settings.source == "demo":
-        from recommender.input.demo import DemoSource
+        from recommender.input.demo_cluster import DemoSource
 
         source = DemoSource(now, days=max(1, math.ceil(settings.window_days)), recency=recency_of(settings))
     elif settings.source == "file":

@@ -26,7 +26,7 @@ from podsizer.api.resource import (
     Recommendation,
     SizingMode,
     Window,
-    recommendation_to_resource,
+    check_recommendation,
 )
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
@@ -355,7 +355,7 @@ def recommend(
             result = recommend_workload(
                 workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings, index
             )
-            recommendation_to_resource(result.recommendation)  # what no store could write is not a result
+            check_recommendation(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run
             why = f"sizing failed: {type(exc).__name__}: {exc}"
             skipped.append(Skipped(Subject.of_workload(workload), why, failed=True))

@@ -16,7 +16,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from console.app import create_console_app
 from console.build import build_console_data
 from podsizer.sizing_policy import SizingPolicy
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend

@@ -1,4 +1,4 @@
-"""The drift cases of issue 9: recommender, webhook and console now apply the same bounds and modes."""
+"""Recommender, webhook and console apply the same bounds and modes, in the cases where they once drifted."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from console.build import build_console_data
 from console.data import StaticConsoleData
 from podsizer.policy import PlanPolicy
 from podsizer.sizing_policy import SizingPolicy
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
