@@ -19,50 +19,33 @@ COST = "sizing: forecast and cost"
 
 @dataclass(frozen=True)
 class SizingPolicy:
-    """All knobs of the sizing logic. Units: cores, bytes, fractions, hours, days.
+    """All knobs of the sizing logic, each with its default, bounds and help below. Units: cores,
+    bytes, fractions, hours, days. What the help lines leave out:
 
-    Static sizing (workloads without a horizontal autoscaler):
-      cpu_percentile / memory_percentile   which point of the usage distribution (0.99 = P99)
-      cpu_margin / memory_margin           safety margin added on top (0.15 = +15 %)
-      cpu_min_cores / memory_min_bytes     floors (10m, 32Mi)
-      oom_bump_factor / oom_bump_min_bytes after an OOM kill, memory >= max(kill x 1.2, kill + 100Mi)
-      memory_limit_factor                  memory limit = request x 1.25
-      cpu_limit_factor                     None (default): no CPU limit is written, because CPU limits
-                                           throttle (CFS quota) even on idle nodes; set e.g. 2.0 to
-                                           write limit = request x 2.0
-    Confidence:
-      confidence_full_days / confidence_full_samples   history that counts as full confidence (7 d, 1000)
-      cronjob_full_runs                    batch workloads (CronJob, Job): runs seen for full confidence
-                                           (5), instead of days and samples: runs are short
-      confidence_threshold                 below it the container is marked low_confidence (the
-                                           webhook does not apply those)
+      cpu_limit_factor        None: no CPU limit is written, because CPU limits throttle (CFS quota)
+                              even on idle nodes; a factor f writes limit = request x f
+      oom_bump_*              after an OOM kill, memory >= max(kill x factor, kill + min bytes)
+      confidence_threshold    a container below it is low_confidence (the webhook does not apply it)
+      cronjob_full_runs       batch workloads (CronJob, Job) count runs instead of days and samples:
+                              runs are short
       confidence_multiplier / confidence_exponent / confidence_max_widening
-                                           VPA-style widening for thin history: estimate x
-                                           ((1 + m/d) / (1 + m/full_days))^e, d = confidence x
-                                           confidence_full_days, capped at x2.0 (1.0 at full confidence)
-    GPU:
-      gpu_effective_use_threshold          NVIDIA: SM activity >= 0.8 is effective use; GPU count =
-                                           ceil(sum of activity p95 / 0.8), bounded by the allocation
-      mig_memory_headroom                  framebuffer peak x 1.15 must fit the MIG slice's memory
-      mig_usable_memory_fraction           cap on the part of a slice's nominal size counted as usable
-                                           (A100/H100 slices expose ~95 %: 1g.10gb ~ 9.5 GiB; H200 and
-                                           H100 NVL tables already use 0.88); lower it to be stricter
-      mig_activity_ceiling                 activity p95 rescaled to the slice must stay <= 0.8
-      gpu_idle_threshold / gpu_idle_window_hours   idle = activity < 0.05 for the trailing 1 h
-    Plausibility (shared with the pod plan; the largest node's allocatable wins where a source knows it):
-      max_cpu_cores / max_memory_bytes / max_gpus   ceilings no recommendation exceeds (256, 4Ti, 16)
-    Burst path (recommender/sizing/burst.py; on in the balanced and aggressive profiles):
-      cpu_burst_path                       size bursty CPU at its sustained level (False: off)
-      cpu_burst_ratio                      bursty: p99 at least ratio x the sustained level (4.0)
-      cpu_burst_max_share                  the sustained level leaves at most this share of the time
-                                           above it (0.10: p90 or p95)
-      cpu_burst_min_cores                  and p99 is at least this far above it (0.1 cores)
-    Forecast / cost:
-      forecast_horizon_days                7 (PODSIZER_FORECAST_HORIZON_DAYS)
-      forecast_feed_days                   a certain rising trend of daily peaks raises the request to
-                                           cover this many days ahead (2; 0: off; forecast.py)
-      default_gpu_hourly_price             0.95 $/GPU-hour (OpenCost's default) for unknown instance types
-      spot_discount                        spot estimate = on-demand x (1 - 0.65) when no spot price is known
+                              VPA-style widening for thin history: estimate x
+                              ((1 + m/d) / (1 + m/full_days))^e, d = confidence x confidence_full_days,
+                              capped at the max widening (1.0 at full confidence)
+      gpu_effective_use_threshold   NVIDIA SM activity counted as effective use; GPU count =
+                              ceil(sum of activity p95 / threshold), bounded by the allocation
+      mig_memory_headroom     framebuffer peak x (1 + headroom) must fit the MIG slice's memory
+      mig_usable_memory_fraction    cap on the part of a slice's nominal size counted as usable
+                              (A100/H100 slices expose ~95 %: 1g.10gb ~ 9.5 GiB; H200 and H100 NVL
+                              tables already use 0.88); lower it to be stricter
+      mig_activity_ceiling    activity p95 rescaled to the slice must stay at or below it
+      gpu_idle_*              idle = activity below the threshold for the trailing window
+      max_cpu_cores / max_memory_bytes / max_gpus   the plausibility ceilings, settings of every role
+                              (podsizer.settings.base; the largest node's allocatable wins where known)
+      cpu_burst_*             the burst path (recommender/sizing/burst.py; on in the balanced and
+                              aggressive profiles)
+      forecast_feed_days      forecast.py; 0: off
+      default_gpu_hourly_price      OpenCost's default
     """
 
     cpu_percentile: Annotated[float, Gt(0), Le(1), Knob("CPU percentile", BOUNDS)] = 0.99
@@ -161,7 +144,6 @@ class SizingPolicy:
     spot_discount: Annotated[
         float, Ge(0), Lt(1), Knob("spot price = on-demand x (1 - this) if unknown", COST)
     ] = 0.65
-    # The plausibility ceilings are settings of every role (podsizer.settings.base), not knobs of this one.
     max_cpu_cores: float = DEFAULT_MAX_CPU_CORES
     max_memory_bytes: float = DEFAULT_MAX_MEMORY_BYTES
     max_gpus: float = DEFAULT_MAX_GPUS
