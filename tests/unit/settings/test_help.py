@@ -12,6 +12,7 @@ from podsizer.cli import build_parser, main
 from podsizer.settings import (
     ROLES,
     RUN_ONLY,
+    ConsoleSettings,
     RecommenderSettings,
     UpdaterSettings,
     WebhookSettings,
@@ -62,9 +63,8 @@ def test_run_help_lists_the_loop_and_leader_election_settings_under_their_headin
 def test_each_setting_is_listed_under_its_groups_heading(
     command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    role = {"webhook": WebhookSettings, "updater": UpdaterSettings}.get(command, RecommenderSettings)
-    if command == "console":
-        from podsizer.settings import ConsoleSettings as role
+    roles = {"webhook": WebhookSettings, "updater": UpdaterSettings, "console": ConsoleSettings}
+    role = roles.get(command, RecommenderSettings)
     text = _help(capsys, monkeypatch, command)
     sections = {m.group(1): m.group(2) for m in re.finditer(r"\n([^\n ][^\n]*):\n((?:  [^\n]*\n)+)", text)}
     assert len(sections) >= 4
