@@ -13,10 +13,10 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from console.app import create_console_app
 from console.build import build_console_data
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 from tests.browser.conftest import serving
 from tests.browser.test_console_pages import assert_shows, cell, screenshot
 from tests.support.request_mix import demo_with_differing_pods

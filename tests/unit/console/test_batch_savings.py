@@ -14,11 +14,11 @@ from console.app import create_console_app
 from console.build import build_console_data
 from console.fmt import GIB
 from console.prices import HOURS_PER_MONTH
-from recommender.input.demo import build_demo_dataset
+from podsizer.sizing_policy import SizingPolicy
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from console.app import create_console_app
 from console.data import Meta, StaticConsoleData
-from console.demo import DemoConsoleData
+from console.demo_data import DemoConsoleData
 from podsizer.policy import PlanPolicy
 from recommender.sizing.gpu import gpu_model
 

@@ -9,10 +9,10 @@ from fastapi.testclient import TestClient
 
 from console.app import create_console_app
 from console.build import build_console_data
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 from tests.support.request_mix import demo_with_differing_pods
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
