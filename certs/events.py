@@ -92,7 +92,7 @@ def in_cluster_sink(
     if pod is None:
         return None
     try:
-        from podsizer.kubeconfig import kube_api_client
+        from podsizer.kube.client import kube_api_client
 
         api = client.CoreV1Api(kube_api_client(None))
     except Exception as exc:

@@ -11,7 +11,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from certs.renew import RenewError, SecretData
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 

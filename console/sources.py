@@ -149,7 +149,7 @@ def _watched_crd(settings: ConsoleSettings, stop: threading.Event) -> Recommenda
     from kubernetes import watch
 
     from console.crdwatch import WatchedCrdStore, crd_list_fn
-    from podsizer.kubeconfig import kube_api_client
+    from podsizer.kube.client import kube_api_client
 
     ns = settings.store_namespace
     store = WatchedCrdStore(

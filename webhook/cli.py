@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
 
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
