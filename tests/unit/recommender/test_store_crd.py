@@ -49,11 +49,13 @@ class FakeCustomObjects:
         obj["metadata"]["resourceVersion"] = str(self.rv)
         return copy.deepcopy(obj)
 
-    def list_cluster_custom_object(self, group: str, version: str, plural: str) -> Any:
+    def list_cluster_custom_object(self, group: str, version: str, plural: str, **paging: Any) -> Any:
         self._check(group, version, plural, "list_cluster")
         return {"items": [copy.deepcopy(o) for o in self.objects.values()]}
 
-    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str) -> Any:
+    def list_namespaced_custom_object(
+        self, group: str, version: str, namespace: str, plural: str, **paging: Any
+    ) -> Any:
         self._check(group, version, plural, "list_namespaced")
         return {"items": [copy.deepcopy(o) for (ns, _), o in self.objects.items() if ns == namespace]}
 

@@ -12,7 +12,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
-from podsizer.informer import Informer
+from podsizer.kube.watch import Informer
 from tests.unit.webhook.builders import recommendation
 from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
 from webhook.store import SnapshotHolder

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
-from podsizer.informer import Informer
+from podsizer.kube.watch import Informer
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
