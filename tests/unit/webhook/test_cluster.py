@@ -12,10 +12,10 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
+from podsizer.cluster import CrdWatchLoader, MetadataCache, OwnerCache
 from podsizer.kube.watch import Informer
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import recommendation
-from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
-from webhook.store import SnapshotHolder
 
 
 class FakeResponse:
