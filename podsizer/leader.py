@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from podsizer.kube.times import format_micro, parse_time
+
 log = logging.getLogger("podsizer.leader")
 
 Clock = Callable[[], datetime]
@@ -26,19 +28,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def micro_time(value: datetime) -> str:
-    """RFC 3339 with exactly six fractional digits, as metav1.MicroTime requires."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _parse_time(value: Any) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, str):
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        return parse_time(value)
     raise ValueError(f"unexpected time value {value!r}")
 
 
@@ -168,8 +164,8 @@ class LeaderElector:
             "spec": {
                 "holderIdentity": self.identity,
                 "leaseDurationSeconds": self.lease_duration,
-                "acquireTime": micro_time(acquire),
-                "renewTime": micro_time(renew),
+                "acquireTime": format_micro(acquire),
+                "renewTime": format_micro(renew),
                 "leaseTransitions": transitions,
             },
         }

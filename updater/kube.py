@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from podsizer.api import WorkloadRef
+from podsizer.kube.times import format_seconds
 from podsizer.podspec import quantity
 
 log = logging.getLogger("podsizer.updater.kube")
@@ -104,7 +105,7 @@ class KubeApi:
         return "done", ""
 
     def event(self, subject: Subject, type_: EventType, reason: str, message: str) -> None:
-        now = self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = format_seconds(self.clock())
         involved = {"apiVersion": subject.api_version, "kind": subject.kind, "name": subject.name}
         involved["namespace"] = subject.namespace
         if subject.uid:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, model_validator
@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 from podsizer.api.identity import SUPPORTED_KINDS
 from podsizer.api.quantity import INT64_MAX, as_decimal, checked_quantity
 from podsizer.api.resource_name import check_resource_name
+from podsizer.kube.times import format_time, parse_time
 
 API_GROUP = "podsizer.io"
 API_VERSION = "v1alpha1"
@@ -63,20 +64,6 @@ def _count(value: object) -> int:
     if not 0 <= value <= INT64_MAX:
         raise ValueError(f"expected an integer in [0, 2^63-1], got {value!r}")
     return value
-
-
-def parse_time(value: str) -> datetime:
-    """An RFC 3339 time; one without an offset is taken as UTC."""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValueError(f"invalid RFC 3339 time {value!r}") from exc
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def format_time(value: datetime) -> str:
-    """RFC 3339 in UTC with a Z suffix."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _time(value: object) -> datetime:
