@@ -12,7 +12,7 @@ from typing import Any
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.index import RecommendationIndex
 from podsizer.api.resource import PLURAL, ContainerPolicy, Recommendation
-from podsizer.kube.objects import KubeApiError, failing_as
+from podsizer.apierrors import KubeApiError, failing_as
 from podsizer.kube.resources import RECOMMENDATIONS
 from podsizer.kube.watch import Informer, ListFn, WatchLike
 from recommender.output.store.base import StoreError, bounds_of

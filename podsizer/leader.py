@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from podsizer.apierrors import status_code
 from podsizer.kube.times import format_micro, parse_time
 
 log = logging.getLogger("podsizer.leader")
@@ -104,11 +105,6 @@ def read_record(lease: Any) -> LeaseRecord:
     )
 
 
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
 class LeaderElector:
     """One candidate for the Lease `namespace/name`; try_acquire_or_renew() is one election step."""
 
@@ -184,7 +180,7 @@ class LeaderElector:
         try:
             held = self._step(now)
         except Exception as exc:  # an unreachable apiserver must not kill the elector
-            if _status(exc) is None and not isinstance(exc, OSError):
+            if status_code(exc) is None and not isinstance(exc, OSError):
                 log.exception("lease %s/%s: unexpected error", self.namespace, self.name)
             else:
                 log.warning("lease %s/%s: %s", self.namespace, self.name, exc)
@@ -210,12 +206,12 @@ class LeaderElector:
         try:
             lease = self.api.read_namespaced_lease(self.name, self.namespace)
         except Exception as exc:
-            if _status(exc) != 404:
+            if status_code(exc) != 404:
                 raise
             try:
                 self.api.create_namespaced_lease(self.namespace, self._body(now, now, 0, None))
             except Exception as create_exc:
-                if _status(create_exc) == 409:
+                if status_code(create_exc) == 409:
                     return False
                 raise
             self._observed, self._observed_at = None, now
@@ -238,7 +234,7 @@ class LeaderElector:
                 self.name, self.namespace, self._body(acquire, now, transitions, record.resource_version)
             )
         except Exception as exc:
-            if _status(exc) == 409:
+            if status_code(exc) == 409:
                 return False
             raise
         return True

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from podsizer.api import WorkloadRef
+from podsizer.apierrors import status_code
 from podsizer.kube.times import format_seconds
 from podsizer.podspec import quantity
 
@@ -54,7 +55,7 @@ class UpdaterApi(Protocol):
 
 
 def _outcome(exc: Exception) -> tuple[Outcome, str]:
-    status = getattr(exc, "status", None)
+    status = status_code(exc)
     body = str(getattr(exc, "body", "") or exc)[:500]
     if status == 429:
         return "pdb-blocked", body  # the Eviction API's answer when a PodDisruptionBudget forbids it

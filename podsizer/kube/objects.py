@@ -3,26 +3,16 @@ retry; every failure leaves it as a KubeApiError naming the object (through pods
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, Protocol, TypeVar, cast
 
-from podsizer.apierrors import api_error, describe, status_code
+from podsizer.apierrors import KubeApiError, describe, failing_as
 from podsizer.kube.pages import PAGE_SIZE, items, pages
 from podsizer.kube.resources import CustomResource
 
 Obj = dict[str, Any]
 T = TypeVar("T")
-
-
-class KubeApiError(Exception):
-    """An API call failed (an HTTP status, or the connection under it); the message names what failed.
-    `status`: the HTTP status, None for a transport failure."""
-
-    def __init__(self, message: str, status: int | None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class StillConflicting(KubeApiError):
@@ -32,19 +22,6 @@ class StillConflicting(KubeApiError):
 def where(namespace: str | None) -> str:
     """`namespace shop`, or `all namespaces` for a cluster-wide list."""
     return f"namespace {namespace}" if namespace else "all namespaces"
-
-
-@contextmanager
-def failing_as(what: str) -> Iterator[None]:
-    """Turns an API or transport failure into a KubeApiError `<what>: <how it failed>`; others pass."""
-    try:
-        yield
-    except KubeApiError:
-        raise
-    except Exception as exc:
-        if api_error(exc):
-            raise KubeApiError(f"{what}: {describe(exc)}", status_code(exc)) from exc
-        raise
 
 
 class CustomObjects(Protocol):

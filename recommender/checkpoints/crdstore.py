@@ -23,8 +23,9 @@ from functools import partial
 from typing import Any
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.apierrors import KubeApiError
 from podsizer.keys import CLUSTER_LABEL
-from podsizer.kube.objects import CustomObjectClient, CustomObjects, KubeApiError, StillConflicting
+from podsizer.kube.objects import CustomObjectClient, CustomObjects, StillConflicting
 from podsizer.kube.resources import USAGE_CHECKPOINTS
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
 

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes.client import ApiClient, AppsV1Api, BatchV1Api, CoreV1Api
-from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError
 
 from podsizer.api import quantity
+from podsizer.apierrors import KubeApiError, failing_as
 from podsizer.owners import UNCONTROLLED, ControllerRef, OwnerGraph, PodFacts, controller_ref
 from recommender.model import SourceError
 from recommender.model.raw import OwnerLink, PodInfo
@@ -36,13 +35,10 @@ def _paged(list_fn: Callable[..., Any], what: str, timeout: float) -> Iterator[A
         if token:
             kwargs["_continue"] = token
         try:
-            page = list_fn(**kwargs)
-        except ApiException as exc:
-            raise SourceError(
-                f"Kubernetes API: listing {what} failed: HTTP {exc.status} {exc.reason}"
-            ) from None
-        except (HTTPError, OSError) as exc:
-            raise SourceError(f"Kubernetes API: listing {what} failed: {type(exc).__name__}: {exc}") from None
+            with failing_as(f"Kubernetes API: listing {what} failed"):
+                page = list_fn(**kwargs)
+        except KubeApiError as exc:
+            raise SourceError(str(exc)) from None
         yield from page.items or []
         token = page.metadata._continue if page.metadata is not None else None
         if not token:

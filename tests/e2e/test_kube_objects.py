@@ -12,7 +12,8 @@ from kubernetes import client
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerRecommendation, Recommendation, Window, recommendation_to_resource
-from podsizer.kube.objects import CustomObjectClient, CustomObjects, KubeApiError, StillConflicting
+from podsizer.apierrors import KubeApiError
+from podsizer.kube.objects import CustomObjectClient, CustomObjects, StillConflicting
 from podsizer.kube.resources import RECOMMENDATIONS, CustomResource
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]

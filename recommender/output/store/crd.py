@@ -23,7 +23,8 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
-from podsizer.kube.objects import CustomObjectClient, CustomObjects, KubeApiError
+from podsizer.apierrors import KubeApiError
+from podsizer.kube.objects import CustomObjectClient, CustomObjects
 from podsizer.kube.resources import RECOMMENDATIONS
 from recommender.output.store.base import StoreError, bounds_of, own_cluster
 
