@@ -77,11 +77,15 @@ class CustomObjectClient:
         self.page_size = page_size
 
     @classmethod
-    def of(cls, api_client: object, resource: CustomResource) -> CustomObjectClient:
-        """The client over kubernetes.client.CustomObjectsApi(api_client)."""
-        from kubernetes import client
+    def of(
+        cls, api_client: object, resource: CustomResource, api: CustomObjects | None = None
+    ) -> CustomObjectClient:
+        """The client over `api`, by default kubernetes.client.CustomObjectsApi(api_client)."""
+        if api is None:
+            from kubernetes import client
 
-        return cls(cast(CustomObjects, client.CustomObjectsApi(api_client)), resource)
+            api = cast(CustomObjects, client.CustomObjectsApi(api_client))
+        return cls(api, resource)
 
     def _what(self, verb: str, namespace: str, name: str) -> str:
         return f"cannot {verb} {self.resource.kind} {namespace}/{name}"

@@ -122,10 +122,7 @@ class CrdCheckpointStore:
             raise ValueError(f"cluster name {cluster!r} is not a valid label value (63 characters at most)")
         if concurrency < 1:
             raise ValueError(f"checkpoint write concurrency must be at least 1, not {concurrency}")
-        if custom_objects is None:
-            self.objects = CustomObjectClient.of(api_client, USAGE_CHECKPOINTS)
-        else:
-            self.objects = CustomObjectClient(custom_objects, USAGE_CHECKPOINTS)
+        self.objects = CustomObjectClient.of(api_client, USAGE_CHECKPOINTS, custom_objects)
         self.cluster = cluster
         self.concurrency = concurrency
         self.max_attempts = max_attempts

@@ -51,10 +51,7 @@ class CrdStore:
         custom_objects: CustomObjects | None = None,
         max_attempts: int = 5,
     ) -> None:
-        if custom_objects is None:
-            self.objects = CustomObjectClient.of(api_client, RECOMMENDATIONS)
-        else:
-            self.objects = CustomObjectClient(custom_objects, RECOMMENDATIONS)
+        self.objects = CustomObjectClient.of(api_client, RECOMMENDATIONS, custom_objects)
         self.namespace = namespace
         self.cluster_name = cluster_name
         self.max_attempts = max_attempts
