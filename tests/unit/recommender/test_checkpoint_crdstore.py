@@ -8,10 +8,10 @@ import re
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.keys import CLUSTER_LABEL
 from recommender.checkpoints import crdstore
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError
 from recommender.checkpoints.crdstore import (
-    CLUSTER_LABEL,
     MANAGED_BY_LABEL,
     MAX_BLOB_BYTES,
     CrdCheckpointStore,
