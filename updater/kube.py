@@ -10,7 +10,9 @@ from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from podsizer.api import WorkloadRef
-from podsizer.apierrors import status_code
+from podsizer.apierrors import KubeApiError, status_code
+from podsizer.kube.objects import CustomObjectClient
+from podsizer.kube.resources import POD_METRICS
 from podsizer.kube.times import format_seconds
 from podsizer.podspec import quantity
 
@@ -69,7 +71,7 @@ def _outcome(exc: Exception) -> tuple[Outcome, str]:
 
 
 class KubeApi:
-    """UpdaterApi over the kubernetes client (CoreV1Api, CustomObjectsApi for metrics.k8s.io)."""
+    """UpdaterApi over the kubernetes client (CoreV1Api; metrics.k8s.io through podsizer.kube.objects)."""
 
     def __init__(
         self,
@@ -81,7 +83,7 @@ class KubeApi:
         from kubernetes import client
 
         self.core = client.CoreV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
+        self.metrics = CustomObjectClient.of(api_client, POD_METRICS)
         self.component = component
         self.instance = instance
         self.clock = clock
@@ -134,10 +136,8 @@ class KubeApi:
     def usage(self, namespace: str, name: str) -> Mapping[str, Decimal] | None:
         """Memory working set per container from metrics.k8s.io (metrics-server); None when unavailable."""
         try:
-            found = self.custom.get_namespaced_custom_object(
-                "metrics.k8s.io", "v1beta1", namespace, "pods", name
-            )
-        except Exception as exc:
+            found = self.metrics.get(namespace, name)
+        except KubeApiError as exc:
             log.debug("usage of %s/%s: %s", namespace, name, exc)
             return None
         return container_memory(found)
