@@ -70,7 +70,7 @@ def _fake_crd(api: FakeCustomObjects) -> Callable[[RecommenderSettings, object],
     def store(settings: RecommenderSettings, _: object) -> RecommendationStore:
         crd = build_store(settings, ApiClient())
         assert isinstance(crd, CrdStore)
-        crd.api = api
+        crd.objects.api = api
         return crd
 
     return store
