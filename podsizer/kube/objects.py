@@ -3,6 +3,7 @@ retry; every failure leaves it as a KubeApiError naming the object (through pods
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, Protocol, TypeVar, cast
@@ -10,6 +11,8 @@ from typing import Any, Protocol, TypeVar, cast
 from podsizer.apierrors import KubeApiError, describe, failing_as
 from podsizer.kube.pages import PAGE_SIZE, items, pages
 from podsizer.kube.resources import CustomResource
+
+log = logging.getLogger("podsizer.kube")
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -172,6 +175,8 @@ class CustomObjectClient:
         or a 404 while the object existed (deleted meanwhile), re-reads it and runs `step` again, up to
         `attempts` times (then StillConflicting). Any other failure: KubeApiError `cannot write <kind> ..`.
         """
+        if attempts < 1:
+            raise ValueError(f"a write makes at least 1 attempt, not {attempts}")
         what = self._what("write", namespace, name)
         last: KubeApiError | None = None
         try:
@@ -183,6 +188,7 @@ class CustomObjectClient:
                     if not (exc.status == 409 or (exc.status == 404 and seen is not None)):
                         raise
                     last = exc
+                    log.debug("%s: HTTP %s, re-reading", what, exc.status)
         except KubeApiError as exc:
             cause = exc.__cause__ if exc.__cause__ is not None else exc
             raise KubeApiError(f"{what}: {describe(cause)}", exc.status) from cause
