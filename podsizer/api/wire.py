@@ -17,7 +17,7 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, model_validator
 from pydantic.alias_generators import to_camel
 
-from podsizer.api.identity import SUPPORTED_KINDS
+from podsizer.api.identity import SUPPORTED_KINDS, recommendation_name
 from podsizer.api.quantity import INT64_MAX, as_decimal, checked_quantity
 from podsizer.api.resource_name import check_resource_name
 from podsizer.kube.times import format_time, parse_time
@@ -258,7 +258,7 @@ class RecommendationWire(Wire):
         """One Recommendation per workload, named <kind-lowercase>-<name>: another object for the same
         workload must not shadow it (whichever was read last would win)."""
         ref = self.spec.target_ref
-        expected = f"{ref.kind.lower()}-{ref.name}"
+        expected = recommendation_name(ref.kind, ref.name)
         if self.metadata.name is not None and self.metadata.name != expected:
             raise FieldPathError(
                 "metadata.name",
