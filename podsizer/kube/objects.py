@@ -93,21 +93,29 @@ class CustomObjectClient:
     def _what(self, verb: str, namespace: str, name: str) -> str:
         return f"cannot {verb} {self.resource.kind} {namespace}/{name}"
 
+    def lister(self, namespace: str | None = None) -> Callable[..., Any]:
+        """The raw list call (all namespaces, or one) taking the client's keyword arguments: what a
+        watch follows (podsizer.kube.watch)."""
+        r, api = self.resource, self.api
+
+        def list_fn(**kwargs: Any) -> Any:
+            if namespace is None:
+                return api.list_cluster_custom_object(r.group, r.version, r.plural, **kwargs)
+            return api.list_namespaced_custom_object(r.group, r.version, namespace, r.plural, **kwargs)
+
+        list_fn.__doc__ = f"{r.kind} objects; the watch treats it like any list_* call."
+        return list_fn
+
     def list(self, namespace: str | None = None, label_selector: str = "") -> list[Obj]:
         """Every object (of one namespace, or all), page by page; `label_selector` filters them."""
-        r = self.resource
+        list_fn = self.lister(namespace)
         selector = {"label_selector": label_selector} if label_selector else {}
 
         def fetch(paging: dict[str, Any]) -> Mapping[str, Any]:
-            if namespace is None:
-                page = self.api.list_cluster_custom_object(r.group, r.version, r.plural, **selector, **paging)
-            else:
-                page = self.api.list_namespaced_custom_object(
-                    r.group, r.version, namespace, r.plural, **selector, **paging
-                )
+            page = list_fn(**selector, **paging)
             return page if isinstance(page, Mapping) else {}
 
-        with failing_as(f"cannot list {r.name} in {where(namespace)}"):
+        with failing_as(f"cannot list {self.resource.name} in {where(namespace)}"):
             return [item for page in pages(fetch, self.page_size) for item in items(page)]
 
     def get(self, namespace: str, name: str) -> Obj | None:

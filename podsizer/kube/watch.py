@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from podsizer.apierrors import status_code
+from podsizer.kube.objects import CustomObjectClient
 from podsizer.kube.pages import items, pages, resource_version
 from podsizer.kube.resources import CustomResource
 
@@ -157,15 +158,4 @@ class Informer:
 
 def custom_object_lister(api_client: Any, resource: CustomResource, namespace: str | None = None) -> ListFn:
     """The list call of `resource` (all namespaces, or one), which the watch also follows."""
-    from kubernetes import client
-
-    custom = client.CustomObjectsApi(api_client)
-    group, version, plural = resource.group, resource.version, resource.plural
-
-    def list_fn(**kwargs: Any) -> Any:
-        if namespace is None:
-            return custom.list_cluster_custom_object(group, version, plural, **kwargs)
-        return custom.list_namespaced_custom_object(group, version, namespace, plural, **kwargs)
-
-    list_fn.__doc__ = f"{resource.kind} objects; the watch treats it like any list_* call."
-    return list_fn
+    return CustomObjectClient.of(api_client, resource).lister(namespace)
