@@ -26,11 +26,12 @@ from podsizer.api.resource import (
     Recommendation,
     SizingMode,
     Window,
-    recommendation_to_resource,
+    check_recommendation,
 )
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.model import (
     Autoscaler,
@@ -49,7 +50,6 @@ from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.estimators import Resource
 from recommender.sizing.forecast import Feed, demand_feeds, forecast_demand
 from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.robust import robust_usage
 from recommender.sizing.static import ContainerSizing, size_static
 from recommender.sizing.waste import WasteFinding, find_idle
@@ -355,7 +355,7 @@ def recommend(
             result = recommend_workload(
                 workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings, index
             )
-            recommendation_to_resource(result.recommendation)  # what no store could write is not a result
+            check_recommendation(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run
             why = f"sizing failed: {type(exc).__name__}: {exc}"
             skipped.append(Skipped(Subject.of_workload(workload), why, failed=True))

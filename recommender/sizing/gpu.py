@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from podsizer.resources import GPU, mig_resource
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import GpuUsage
-from recommender.sizing.policy import SizingPolicy
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from console import fmt
 from console.app import SECURITY_HEADERS, create_console_app
 from console.data import GpuNode, StaticConsoleData, WorkloadRow
-from console.demo import DemoConsoleData
+from console.demo_data import DemoConsoleData
 from console.prices import DEFAULT_PRICE, HOURS_PER_MONTH, resource_price
 from console.query import OverviewQuery, Summary, select
 from tests.unit.console.sample import GIB, MIB, WEB, sample_data

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from podsizer.api import WorkloadRef
-from recommender.input.demo import DemoSource, build_demo_dataset
+from recommender.input.demo_cluster import DemoSource, build_demo_dataset
 from recommender.input.file import dataset_to_json
 from recommender.model import GpuUsage, UsageSnapshot
 from recommender.model.aggregate import aggregate
@@ -39,7 +39,7 @@ def test_seed_changes_the_samples_not_the_shape() -> None:
 
 
 def test_every_sample_lies_on_the_step_grid_within_the_days_before_now() -> None:
-    """Issue 22, point 5: with `now` off the grid the first grid point lay before now - days, so a window
+    """With `now` off the grid the first grid point once lay before now - days, so a window
     of `days` (what `recommend --source demo` reads) dropped it, and postgres' init-chmod with it."""
     assert NOW.timestamp() % 600  # off the 10-minute grid
     raw = build_demo_dataset(NOW, days=3, step_seconds=600)

@@ -19,6 +19,7 @@ from podsizer.api.quantity import MIB, parse
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.plausibility import Ceilings
 from podsizer.resources import GPU
+from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.model import (
     ContainerUsage,
@@ -34,7 +35,6 @@ from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDatas
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.robust import SPIKE_FACTOR, RobustUsage, robust_usage
 
 END = datetime(2026, 11, 8, tzinfo=UTC)

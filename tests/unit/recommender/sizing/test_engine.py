@@ -16,6 +16,7 @@ from podsizer.api.resource import (
     recommendation_to_resource,
 )
 from podsizer.owners import Skipped
+from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.model import (
     Autoscaler,
@@ -30,7 +31,6 @@ from recommender.model import (
 )
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend, recommend_workload
-from recommender.sizing.policy import SizingPolicy
 
 END = datetime(2026, 11, 8, tzinfo=UTC)
 START = END - timedelta(days=7)

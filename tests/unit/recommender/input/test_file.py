@@ -11,7 +11,7 @@ import numpy as np
 import orjson
 import pytest
 
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.file import FileSource, dataset_to_json, dump_dataset, load_dataset, parse_dataset
 from recommender.model import SourceError
 from recommender.model.aggregate import aggregate

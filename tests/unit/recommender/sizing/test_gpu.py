@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import GpuUsage, Quantiles, TimeSeries
 from recommender.sizing.gpu import (
     MIG_PROFILES,
@@ -17,7 +18,6 @@ from recommender.sizing.gpu import (
     size_gpu,
     suggest_mig,
 )
-from recommender.sizing.policy import SizingPolicy
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 GIB_IN_MIB = 1024.0

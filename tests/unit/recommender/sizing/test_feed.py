@@ -10,12 +10,12 @@ import pytest
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import MIB
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage, Quantiles, TimeSeries, UsageSnapshot, WorkloadDemand
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend_workload
 from recommender.sizing.estimators import Estimate, fmt
 from recommender.sizing.forecast import Feed, daily_peaks, fed, peak_trend, trend_feed
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 
 T0 = datetime(2026, 10, 26, tzinfo=UTC)

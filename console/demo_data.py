@@ -7,11 +7,11 @@ from datetime import datetime
 from console.build import build_console_data
 from console.data import StaticConsoleData
 from podsizer.policy import PlanPolicy
-from recommender.input.demo import build_demo_dataset
+from podsizer.sizing_policy import SizingPolicy
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 
 
 class DemoConsoleData:

@@ -11,9 +11,9 @@ import pytest
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import MIB
 from podsizer.api.resource import ContainerPolicy
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage, Quantiles
 from recommender.sizing.autopilot import size_autopilot, target_fraction
-from recommender.sizing.policy import SizingPolicy
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 WL = WorkloadRef("shop", "Deployment", "web")

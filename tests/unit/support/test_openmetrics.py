@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from recommender.input.openmetrics import BLOCK_SECONDS, dataset_families, window_text, write_dataset
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from tests.support.openmetrics import BLOCK_SECONDS, dataset_families, window_text, write_dataset
 
 START = datetime(2026, 12, 1, tzinfo=UTC)
 END = START + timedelta(hours=5)

@@ -14,10 +14,10 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import MIB
 from podsizer.api.resource import ContainerPolicy
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.batch import size_batch
 from recommender.sizing.burst import BurstRule, detect, share_above
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 from tests.support.hypo import examples
 

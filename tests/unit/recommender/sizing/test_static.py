@@ -10,8 +10,8 @@ import pytest
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import MIB
 from podsizer.api.resource import ContainerPolicy
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -13,13 +13,13 @@ from podsizer.api.quantity import MIB, parse
 from podsizer.api.resource import ContainerPolicy, Recommendation
 from podsizer.settings.loader import load
 from podsizer.settings.roles import RecommenderSettings
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.sizing.confidence import runs_confidence
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend, recommend_workload
-from recommender.sizing.policy import SizingPolicy
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=7)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.confidence import confidence, history_days, is_low
-from recommender.sizing.policy import SizingPolicy
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 Q = Quantiles(1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
