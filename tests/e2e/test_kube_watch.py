@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -65,13 +65,6 @@ class Recorder:
 
     def event(self, kind: str, obj: dict[str, Any]) -> None:
         self.events.append((kind, obj["metadata"]["name"]))
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 @pytest.fixture

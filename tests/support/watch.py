@@ -1,5 +1,5 @@
 """A scripted list+watch API for the informer's unit tests (the webhook's caches, the console's store):
-lists and watch streams in order, exceptions raised where the script has them."""
+lists and watch streams in order, exceptions raised where the script has them; and the `stop` fixture."""
 
 from __future__ import annotations
 
@@ -7,6 +7,16 @@ import json
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def stop() -> Iterator[threading.Event]:
+    """The stop event of a test's informers and watches, set when it ends (shared by tests/conftest.py)."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 class FakeResponse:

@@ -7,7 +7,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,13 +57,6 @@ def _until(check: Callable[[], bool], seconds: float = 10) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 @pytest.fixture
@@ -172,7 +165,7 @@ def test_an_unlistable_store_fails_at_start_with_a_store_error_naming_the_resour
 
 
 def test_an_unreachable_apiserver_fails_at_start_with_a_store_error(stop: threading.Event) -> None:
-    api = FakeApi([urllib3.exceptions.MaxRetryError(None, "/apis", "connection refused")], [], stop)
+    api = FakeApi([urllib3.exceptions.ProtocolError("connection refused")], [], stop)
     store = WatchedCrdStore(api.list_fn, api.watch_factory, stop)
     with pytest.raises(
         StoreError, match=r"recommendations\.podsizer\.io in all namespaces: .*connection refused"
