@@ -148,16 +148,15 @@ def _watched_crd(settings: ConsoleSettings, stop: threading.Event) -> Recommenda
     """The crd store through a watch: listed here (StoreError when that fails), then watched."""
     from kubernetes import watch
 
-    from console.crdwatch import WatchedCrdStore, crd_list_fn
-    from podsizer.kubeconfig import kube_api_client
+    from console.crdwatch import WatchedCrdStore
+    from podsizer.kube.client import kube_api_client
+    from podsizer.kube.objects import where
+    from podsizer.kube.resources import RECOMMENDATIONS
+    from podsizer.kube.watch import custom_object_lister
 
     ns = settings.store_namespace
-    store = WatchedCrdStore(
-        crd_list_fn(kube_api_client(settings.kubeconfig), ns),
-        watch.Watch,
-        stop,
-        where=f"namespace {ns}" if ns else "all namespaces",
-    )
+    lister = custom_object_lister(kube_api_client(settings.kubeconfig), RECOMMENDATIONS, ns)
+    store = WatchedCrdStore(lister, watch.Watch, stop, where=where(ns))
     store.start()
     return store
 

@@ -190,12 +190,12 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     """Run the whole demo, printing each step, and return what it produced."""
     from certs.generate import generate_bundle, write_bundle
     from certs.reload import ReloadingTLS
+    from podsizer.cluster import OwnerCache
     from podsizer.settings import WebhookSettings
+    from podsizer.snapshot import SnapshotHolder
     from webhook.app import create_app
-    from webhook.cluster import OwnerCache
     from webhook.file_store import FileStoreLoader
     from webhook.server import ServerThread
-    from webhook.store import SnapshotHolder
 
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     out.mkdir(parents=True, exist_ok=True)

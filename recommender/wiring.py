@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
 from podsizer.owners import OwnerGraph, Skipped
 from podsizer.scope import KeyAlias, Scope, scope_of
 from podsizer.settings import RecommenderSettings, SettingsError, env_name, setting_error

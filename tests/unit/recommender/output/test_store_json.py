@@ -202,7 +202,7 @@ def test_readers_never_see_a_partial_file(tmp_path: Path) -> None:
 
 
 def test_the_webhook_reads_what_the_store_writes(tmp_path: Path) -> None:
-    from webhook.store import parse_store_document
+    from podsizer.snapshot import parse_store_document
 
     path = tmp_path / "recs.json"
     JsonFileStore(path).put_many([rec("web"), rec("db", kind="StatefulSet")])

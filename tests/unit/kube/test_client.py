@@ -1,4 +1,4 @@
-"""The one client factory: explicit kubeconfig, else in-cluster, else ~/.kube/config; never the default."""
+"""podsizer.kube.client: explicit kubeconfig, else in-cluster, else ~/.kube/config; never the default."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
 from podsizer.settings import SettingsError
 
 KUBECONFIG = """

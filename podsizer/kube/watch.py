@@ -1,5 +1,5 @@
-"""Informer-style list+watch over the kubernetes client: paginated lists, resourceVersion bookkeeping,
-bookmarks, re-list on 410 Gone, back-off on errors (the webhook's caches and the console's store)."""
+"""The one list+watch reader over the kubernetes client: paginated lists, resourceVersion bookkeeping,
+bookmarks, re-list on 410 Gone, back-off on errors (webhook, updater, console)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
-from kubernetes.client.exceptions import ApiException
+from podsizer.apierrors import status_code
+from podsizer.kube.objects import CustomObjectClient
+from podsizer.kube.pages import items, pages, resource_version
+from podsizer.kube.resources import CustomResource
 
 log = logging.getLogger("podsizer.informer")
 
@@ -67,23 +70,16 @@ class Informer:
         self.synced = threading.Event()
         self.relists = 0
 
+    def _fetch(self, paging: dict[str, Any]) -> Mapping[str, Any]:
+        data = json.loads(self.list_fn(_preload_content=False, **paging, **self.list_kwargs).data)
+        self.pages += 1
+        return data if isinstance(data, Mapping) else {}
+
     def _pages(self, rv: list[str | None]) -> Iterator[dict[str, Any]]:
         """Every item over `limit` + `continue` pages; `rv` gets the list's resourceVersion."""
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"limit": self.page_size, **self.list_kwargs}
-            if token:
-                kwargs["_continue"] = token
-            data = json.loads(self.list_fn(_preload_content=False, **kwargs).data)
-            self.pages += 1
-            meta = data.get("metadata") or {}
-            rv[:] = [meta.get("resourceVersion")]
-            for item in data.get("items") or []:
-                if isinstance(item, dict):
-                    yield item
-            token = meta.get("continue")
-            if not token:
-                return
+        for page in pages(self._fetch, self.page_size):
+            rv[:] = [resource_version(page)]
+            yield from items(page)
 
     def list(self) -> None:
         """A full list, streamed into the handler a page at a time; a 410 (an expired `continue` token)
@@ -92,8 +88,8 @@ class Informer:
             rv: list[str | None] = [None]
             try:
                 self.handler.replace(self._pages(rv))
-            except ApiException as exc:
-                if exc.status != 410 or attempt:
+            except Exception as exc:
+                if status_code(exc) != 410 or attempt:
                     raise
                 log.info("informer %s: list continue token expired; listing again", self.name)
                 continue
@@ -128,8 +124,8 @@ class Informer:
                     self.resource_version = rv
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
                     self.handler.event(etype, raw)
-        except ApiException as exc:
-            if exc.status == 410:
+        except Exception as exc:
+            if status_code(exc) == 410:
                 log.info("informer %s: resourceVersion %s gone; re-listing", self.name, self.resource_version)
                 return False
             raise
@@ -158,3 +154,8 @@ class Informer:
         )
         t.start()
         return t
+
+
+def custom_object_lister(api_client: Any, resource: CustomResource, namespace: str | None = None) -> ListFn:
+    """The list call of `resource` (all namespaces, or one), which the watch also follows."""
+    return CustomObjectClient.of(api_client, resource).lister(namespace)
