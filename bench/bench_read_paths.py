@@ -10,7 +10,7 @@ table times the JSON decoders on today's answers.
 
     nice .venv/bin/python bench/bench_read_paths.py --containers 500
 
-Needs the `bench` extra (protobuf, cramjam, msgspec) for remote read and the decoder comparison.
+Remote read and the decoder comparison use protobuf, cramjam and msgspec (in the dev install).
 The XOR-chunk remote read is decoded by bench/xorchunk.py (pure Python: no maintained Python decoder of
 Prometheus chunks exists); before the table, its samples are checked against the samples answer.
 """

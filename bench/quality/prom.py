@@ -148,8 +148,11 @@ def served_many(
 
 
 def as_of_supported() -> bool:
-    """Whether `podsizer recommend` takes --as-of (MetricsSourceSettings.as_of) yet."""
-    return "as_of" in (ROOT / "podsizer" / "settings" / "roles.py").read_text()
+    """Whether `podsizer recommend` takes --as-of (RecommenderSettings.as_of) yet: asked of the settings
+    model itself, wherever the tree declares it."""
+    import podsizer.settings as settings
+
+    return "as_of" in settings.RecommenderSettings.model_fields
 
 
 def recommend(
