@@ -44,9 +44,9 @@ from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
 from podsizer.subject import Subject
 from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
-from recommender.model.aggregate import gpu_activity
 from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
+from recommender.model.samples import gpu_activity
 from recommender.output.report import Report
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun

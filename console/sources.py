@@ -19,8 +19,9 @@ from podsizer.api.resource import of_cluster
 from podsizer.policy import PlanPolicy
 from podsizer.settings import ConsoleSettings, RecommenderSettings, env_name, setting_error
 from recommender.model import UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
 from recommender.model.raw import RawDataset
+from recommender.model.samples import clip
 from recommender.output.store.base import RecommendationStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend

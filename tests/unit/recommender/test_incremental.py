@@ -28,10 +28,11 @@ from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
 from recommender.model import ContainerUsage, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
 from recommender.model.checkpoint import dumps, read
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
+from recommender.model.samples import clip
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 WEEK = timedelta(days=7)

@@ -1,16 +1,15 @@
-"""The usage model between cycles: per (workload, container, template) states, and how they read as the
-ContainerUsage the sizing engine takes (the full-window path's rules, from histograms).
+"""The usage model and its one reading: per (workload, container, template) states, and how they read as
+the ContainerUsage the sizing engine takes, for every source and command (a one-shot read is a cold start
+of the same states; recommender.model.aggregate, recommender.model.stream, recommender.incremental).
 
 Reading a container: its templates' states are weighed by the replaced-template rule
-(recommender.model.recency.template_rule over each template's span, as aggregate applies it to pod
-series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak, the CPU
-points then kept at recurring peaks (recommender.model.recurrence over the running templates' days, as
-aggregate applies it); max and
-second-highest from the daily peaks of the window's days; OOM kills of the window; requests, limits and
-labels from the newest pod's spec; samples (from the window's first hour on), pods, Jobs and the first
-seen time over every template (first seen no earlier than the window). The per-replica steady state is
-the pooled p50 (the full-window path takes the median of each pod's median; the histograms keep no
-per-pod medians). Demand: every
+(recommender.model.recency.template_rule over each template's span); p50..p99 and the mean from the
+weighed histograms, each percentile at most the peak, the CPU points then kept at recurring peaks
+(recommender.model.recurrence over the running templates' days); max and second-highest from the daily
+peaks of the window's days; OOM kills of the window; requests, limits and labels from the newest pod's
+spec; samples (from the window's first hour on), pods, Jobs and the first seen time over every template
+(first seen no earlier than the window). The per-replica steady state is the pooled median: the
+weighed histograms' p50 over every pod's samples (before the recurring-peaks rule). Demand: every
 state's hourly demand summed per workload over the window's hours (UTC hour grid).
 """
 
@@ -154,7 +153,8 @@ def _usage(
     verdict = template_rule(
         [PodSpan(k.template or None, s.first_seen, s.last_seen) for k, s in seen], recency
     )
-    kept = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w > 0]
+    weighed = [(s, w) for (_, s), w in zip(seen, verdict.weights, strict=True)]
+    kept = [s for s, w in weighed if w > 0]
     if len(seen) == 1:  # the usual case: one template, read as it is
         cpu, mem = seen[0][1].cpu, seen[0][1].memory
     else:
@@ -195,7 +195,7 @@ def _usage(
             for (resource, rule), n in sorted(rejected.items())
         ),
         runs=sum(s.facts.jobs for s in states),
-        recency_note=verdict.note(),
+        recency_note=verdict.note(sum(s.facts.pods for s, w in weighed if w < 1.0)),
     )
     live = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w >= 1.0]
     days = tuple(d for s in live for d in s.day_usage(since))
