@@ -58,16 +58,20 @@ def _key(res: Resolution, pods: _Pods, namespace: str, pod: str, container: str)
     return StateKey(workload, container, template or "")
 
 
-def _fresh(s: ContainerSamples, after: float, start: float) -> ContainerSamples | None:
-    """The part of `s` after `after` (None: nothing). A pre-reduced series' raw-sample count covers its
-    points after the dataset's `start` (a count over (start, end]); the part keeps its share of them."""
+def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
+    """The part of `s` after `after` (None: nothing). A pre-reduced series' raw-sample count (of working
+    set samples) covers the closed span of its points: the part keeps its working-set points' share
+    (chunks sharing an edge point count its samples once)."""
     keep = s.timestamps > after
     if keep.all():
         return s
     if not keep.any():
         return None
-    counted = int(np.count_nonzero(s.timestamps > start))
-    share = min(1.0, int(np.count_nonzero(keep)) / counted) if counted else 1.0
+    seen = np.isfinite(s.memory_bytes)
+    if not seen.any():
+        seen = np.isfinite(s.cpu_cores)
+    points = int(np.count_nonzero(seen))
+    share = int(np.count_nonzero(seen & keep)) / points if points else 0.0
     return ContainerSamples(
         s.namespace,
         s.pod,
@@ -208,7 +212,7 @@ def build_states(
         info = pods.get((s.namespace, s.pod))
         if info is None or s.container not in info.init_containers:
             demand.append((key, s))
-        fresh = _fresh(s, own.get(key.workload, fresh_after), raw.start.timestamp())
+        fresh = _fresh(s, own.get(key.workload, fresh_after))
         if fresh is not None:
             _add_series(state, fresh, info, top, batches)
     _add_batches(batches)

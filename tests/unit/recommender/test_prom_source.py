@@ -73,7 +73,8 @@ def fake_prometheus(req: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
     result: list[dict[str, object]] = []
     if "count_over_time(container_memory_working_set_bytes" in query:
-        n = int(re.search(r"\[(\d+)s\]", query).group(1)) // 60  # type: ignore[union-attr]  # a minute's scrape
+        # a sample at every 5-minute point, counted over the closed span (as Prometheus counts them)
+        n = int(re.search(r"\[(\d+)s\]", query).group(1)) // 300 + 1  # type: ignore[union-attr]
         result = [count("web-1", "app", n), count("web-2", "app", n), count("job-1", "run", n)]
     return httpx.Response(
         200, content=orjson.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
@@ -96,7 +97,7 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     assert web.workload == WorkloadRef("ns", "Deployment", "web")
     # web-2's CPU is NaN throughout: its working set still counts, its CPU adds nothing
     assert web.pods == 2 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
-    assert (web.samples, web.first_seen, web.last_seen) == (2 * 1440, START, END)
+    assert (web.samples, web.first_seen, web.last_seen) == (2 * 289, START, END)  # each point once
     skipped = {str(s.subject): s.reason for s in snap.skipped}
     assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
     assert "owner Job/x has no known controller" in skipped["ns/pod/job-1"]
