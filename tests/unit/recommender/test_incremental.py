@@ -28,11 +28,12 @@ from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
 from recommender.model import ContainerUsage, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate
+from recommender.model.aggregate import aggregate, snapshot
 from recommender.model.checkpoint import dumps, read
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
 from recommender.model.samples import clip
+from recommender.model.stream import cold_start
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 WEEK = timedelta(days=7)
@@ -187,6 +188,28 @@ def test_a_cold_start_reads_each_namespace_batch_in_chunks_that_tile_the_window(
     # then the window's pods, GPUs, autoscalers and nodes, re-reading the last hour
     assert last == Call(T0 - WEEK, T0.replace(minute=0), T0, True, T0 - WEEK)
     assert source.last_cycle is not None and source.last_cycle.kind == "cold"
+
+
+def test_a_streamed_cold_start_reads_as_the_whole_dataset_at_once(raw: RawDataset) -> None:
+    """`podsizer recommend`'s read (recommender.model.stream: namespace batches in time chunks, one chunk
+    in memory) and one RawDataset folded at once (aggregate: the demo, file and DCGM sources) give the
+    same usage, per-replica steady state included, within the histograms' resolution."""
+    cut = Cut(raw)
+    cold = cold_start(cut, T - WEEK, T, recency=DEFAULT, chunk_s=6 * 3600.0, namespace_batch=1)
+    assert len(cut.calls) == 28  # 6 h chunks of the one namespace
+    window = replace(clip(raw, T - WEEK, T + timedelta(seconds=1)), start=T - WEEK, end=T)
+    idents = replace(window, pods=tuple(cold.known.pods.values()), containers=(), ooms=())
+    streamed = snapshot(cold.model, idents, source="x", window=(T - WEEK, T), skipped=cold.skipped.values())
+    exact = full(raw, T)
+    assert len(exact.containers) > 20
+    assert worst_error(exact, streamed) <= 0.02
+    for k, u in by_key(streamed).items():
+        theirs = by_key(exact)[k]
+        assert u.per_replica_cpu_cores == pytest.approx(theirs.per_replica_cpu_cores, rel=0.02, abs=1e-4)
+        assert u.per_replica_memory_bytes == pytest.approx(theirs.per_replica_memory_bytes, rel=0.02)
+        assert history(u) == history(theirs)
+    assert streamed.pod_labels == exact.pod_labels
+    assert {str(x.subject) for x in streamed.skipped} == {str(x.subject) for x in exact.skipped}
 
 
 @pytest.mark.parametrize(
