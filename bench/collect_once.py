@@ -5,7 +5,7 @@ measuring child of bench/bench_prometheus.py (its peak RSS is that of one read p
 
 Writes wall seconds, own CPU seconds, peak RSS, queries sent, the module file read from (so the parent
 can check which tree ran) and every container's p50, p95 and max of CPU and memory to OUT.json. It
-imports nothing of the project before TREE is first on sys.path.
+imports nothing of the project before TREE is first on sys.path (CountingTransport: bench_incremental's too).
 """
 
 from __future__ import annotations
@@ -17,6 +17,18 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
+
+class CountingTransport(httpx.HTTPTransport):
+    """The real transport, counting requests."""
+
+    count = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.count += 1
+        return super().handle_request(request)
+
 
 def _own_cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -26,19 +38,10 @@ def _own_cpu() -> float:
 def main(argv: list[str]) -> None:
     tree, url, start, end, concurrency, compress, out = argv
     sys.path.insert(0, tree)
-    import httpx
-
     import recommender
     from recommender.input.prometheus import PromClient, PrometheusSource
 
-    class Counting(httpx.HTTPTransport):
-        count = 0
-
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            self.count += 1
-            return super().handle_request(request)
-
-    transport = Counting()
+    transport = CountingTransport()
     window = (datetime.fromtimestamp(float(start), UTC), datetime.fromtimestamp(float(end), UTC))
     with PromClient(url, timeout=1200.0, transport=transport, compress=compress == "1") as client:
         source = PrometheusSource(client, concurrency=int(concurrency))
