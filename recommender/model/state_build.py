@@ -93,12 +93,6 @@ def _add_series(
     rejected: dict[tuple[str, str], int] = {}
     m = masked(s, top, rejected)
     state.facts.reject(rejected)
-    seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
-    if not seen.any():
-        return
-    ts = m.timestamps
-    batches[(float(ts[0]), float(ts[-1]), ts.size)].append((state, m))
-    job = info.owner_name if info is not None and info.owner_kind == "Job" else None
     spec = None
     if info is not None:
         spec = (
@@ -108,6 +102,14 @@ def _add_series(
             s.container in info.init_containers,
             info.annotations,
         )
+    seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
+    ts = m.timestamps
+    if not seen.any():  # every sample rejected: the workload's pod template is known all the same
+        if ts.size:
+            state.facts.see_spec(float(ts.max()), spec)
+        return
+    batches[(float(ts[0]), float(ts[-1]), ts.size)].append((state, m))
+    job = info.owner_name if info is not None and info.owner_kind == "Job" else None
     state.facts.see_pod(s.pod, job, float(ts[seen].max()), spec)
 
 

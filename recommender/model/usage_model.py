@@ -273,7 +273,7 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
             per_workload[workload].append(s)
             at = s.facts.newest_pod_at
             newer = workload not in labels or at >= labels[workload][0]
-            if (s.facts.labels or s.facts.annotations) and newer:
+            if math.isfinite(at) and newer:  # a spec seen: the template is known, labels or not
                 labels[workload] = (at, s.facts.labels, s.facts.annotations)
     return ModelView(
         containers=tuple(_with_quantiles(pending, recency)),

@@ -115,6 +115,10 @@ class Facts:
         if job and job not in self.recent_jobs:
             self.jobs += 1
             self.recent_jobs = _bounded(self.recent_jobs | {job})
+        self.see_spec(at, spec)
+
+    def see_spec(self, at: float, spec: PodSpecFacts | None) -> None:
+        """A pod's spec as of `at` (when known; samples or not): it replaces an older pod's."""
         if spec is not None and at >= self.newest_pod_at:
             self.newest_pod_at = at
             self.requests, self.limits, self.labels = dict(spec[0]), dict(spec[1]), dict(spec[2])

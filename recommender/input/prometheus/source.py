@@ -68,8 +68,9 @@ class PrometheusSource:
 
     `dataset()` gives the same raw model as the demo, file and DCGM sources (a RawDataset) for one
     interval; `collect()` streams the window into the usage model (recommender.model.stream.cold_start:
-    `namespace_batch` namespaces at a time, each in hour-aligned time chunks of `chunk_s`, so memory holds
-    one chunk's samples and the states) and reads it the one way (recommender.model.aggregate.snapshot,
+    `namespace_batch` namespaces at a time (3: as many as are queried at once), each in hour-aligned time
+    chunks of `chunk_s` (PODSIZER_COLD_START_CHUNK, 6 h), so memory holds one chunk's samples and the
+    states) and reads it the one way (recommender.model.aggregate.snapshot,
     weighted by `recency`), with the window's GPUs, autoscalers and nodes. Per namespace and chunk, one
     range query each for CPU and working set, stepped at the multiples of resolution_s
     (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut into pieces of at most
@@ -106,7 +107,7 @@ class PrometheusSource:
         rate_s: int = DEFAULT_CPU_RATE_WINDOW_S,
         activity_step_s: int = 300,
         chunk_s: int = DEFAULT_CHUNK_S,
-        namespace_batch: int = 20,
+        namespace_batch: int = 3,
         cluster_label: str = "",
         cluster: str = "",
         recency: Recency = DEFAULT_RECENCY,
