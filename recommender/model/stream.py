@@ -1,18 +1,19 @@
-"""A cold start of the usage model streamed from a chunked source: memory holds one chunk of samples and
-the states, whatever the window and the cluster's size (`podsizer recommend` and the loop's first cycle).
+"""A cold start of the usage model streamed from a chunked source: memory holds one chunk of samples and the
+states, whatever the window and the cluster's size (`podsizer recommend` and the loop's first cycle).
 
 The window is read `namespace_batch` namespaces at a time, each batch in hour-aligned time chunks of
 `chunk_s`, every chunk folded into the states (state_build.build_states) before the next is read; a
-chunk's samples at or before the previous chunk's last step are not folded again (the pieces share
-their edge). The pods and owner links of every chunk are kept (KnownPods: the window's identity, small
-beside its samples), and so are the skips met.
+chunk's samples at or before the previous chunk's last step are not folded again (the pieces share their
+edge). With `points_per_chunk`, chunk_s is a batch's first chunk and each next one is sized from the
+series the last one held: whole hours (one at least, the rest of the window at most) of about that many
+points, so a small cluster is read in two pieces and a large one in short ones alike. The pods and owner
+links of every chunk are kept (KnownPods: the window's identity, small beside its samples), and so are the
+skips met.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -66,23 +67,11 @@ def _dt(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=UTC)
 
 
-def chunk_edges(lo: float, hi: float, chunk_s: float) -> list[float]:
-    """lo, the multiples of chunk_s strictly between lo and hi, and hi: the chunks tile the window."""
-    first = math.floor(lo / chunk_s) * chunk_s + chunk_s
-    inner = itertools.takewhile(lambda t: t < hi, itertools.count(first, chunk_s))
-    return [lo, *inner, hi]
-
-
-def _pieces(
-    source: ChunkedSource, namespaces: list[str], window: tuple[float, float], chunk_s: float, size: int
-) -> Iterator[tuple[list[str], ChunkedSource, float, float]]:
-    """(batch, the source of its namespaces, chunk start, chunk end) of every piece, batch by batch."""
-    edges = chunk_edges(*window, chunk_s)
-    for i in range(0, len(namespaces), size):
-        batch = namespaces[i : i + size]
-        part = source.for_namespaces(batch)
-        for a, b in itertools.pairwise(edges):
-            yield batch, part, a, b
+def _next_chunk(series: int, res: float, budget: int | None, chunk_s: float) -> float:
+    """The next chunk's length: `chunk_s`, or whole hours of about `budget` points of `series` series."""
+    if budget is None or series == 0:
+        return chunk_s
+    return max(HOUR_S, math.floor(budget / series * res / HOUR_S) * HOUR_S)
 
 
 def cold_start(
@@ -94,6 +83,7 @@ def cold_start(
     chunk_s: float,
     namespace_batch: int,
     progress: Progress | None = None,
+    points_per_chunk: int | None = None,
 ) -> ColdStart:
     """The window [start, end] streamed into a new model (module docstring); the model's covered_until is
     the window's last step. Raises ValueError for a chunk that is not whole hours."""
@@ -102,21 +92,23 @@ def cold_start(
     res = float(source.resolution_s)
     namespaces = source.namespaces_in(start, end)
     out = ColdStart(UsageModel(built_at=end.timestamp()), namespaces)
-    window = (start.timestamp(), end.timestamp())
-    pieces = list(_pieces(source, namespaces, window, chunk_s, max(1, namespace_batch)))
-    fresh_after = -math.inf
-    for done, (batch, part, a, b) in enumerate(pieces, 1):
-        raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
-        if a == start.timestamp():
-            fresh_after = -math.inf  # a new namespace batch starts at the window's start
-        build_states(
-            raw, recency=recency, fresh_after=fresh_after, into=out.model.states, skipped=out.skipped
-        )
-        out.known.update(raw, b)
-        fresh_after = floor_to(b, res)
-        if progress is not None:
-            what = f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC on"
-            progress(done, len(pieces) + 1, what)
+    lo, hi = start.timestamp(), end.timestamp()
+    size = max(1, namespace_batch)
+    batches = [namespaces[i : i + size] for i in range(0, len(namespaces), size)]
+    for k, batch in enumerate(batches, 1):
+        part, a, fresh_after, length = source.for_namespaces(batch), lo, -math.inf, chunk_s
+        while a < hi:
+            b = min(hi, math.floor(a / length) * length + length) if a == lo else min(hi, a + length)
+            raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
+            build_states(
+                raw, recency=recency, fresh_after=fresh_after, into=out.model.states, skipped=out.skipped
+            )
+            out.known.update(raw, b)
+            length = _next_chunk(len(raw.containers), res, points_per_chunk, chunk_s)
+            fresh_after, a = floor_to(b, res), b
+            if progress is not None:
+                what = f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC"
+                progress(k, len(batches) + 1, what)
     out.model.covered_until = floor_to(end.timestamp(), res)
     out.known.complete = True
     return out

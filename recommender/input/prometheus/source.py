@@ -33,6 +33,9 @@ log = logging.getLogger("podsizer")
 DEFAULT_QUERY_STEP_S = 60  # PODSIZER_QUERY_STEP: cAdvisor is scraped every 15-60 s
 DEFAULT_CPU_RATE_WINDOW_S = 120  # PODSIZER_CPU_RATE_WINDOW: at least two samples of a 60 s scrape
 DEFAULT_CHUNK_S = 21600  # PODSIZER_COLD_START_CHUNK: 6 h of samples in memory at a time
+CHUNK_POINTS = 400_000
+"""Points (one CPU and one working-set value of a series) collect() asks for in one chunk of a namespace
+batch after the first: about 100 MiB of answers in flight, whatever the cluster's size."""
 SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 
 
@@ -69,20 +72,21 @@ class PrometheusSource:
     `dataset()` gives the same raw model as the demo, file and DCGM sources (a RawDataset) for one
     interval; `collect()` streams the window into the usage model (recommender.model.stream.cold_start:
     `namespace_batch` namespaces at a time (3: as many as are queried at once), each in hour-aligned time
-    chunks of `chunk_s` (PODSIZER_COLD_START_CHUNK, 6 h), so memory holds one chunk's samples and the
-    states) and reads it the one way (recommender.model.aggregate.snapshot,
-    weighted by `recency`), with the window's GPUs, autoscalers and nodes. Per namespace and chunk, one
-    range query each for CPU and working set, stepped at the multiples of resolution_s
-    (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut into pieces of at most
-    MAX_POINTS_PER_SERIES points (client.query_range_split), has Prometheus evaluate every series once;
-    the answer is kept as one pre-reduced series per container: the CPU rate over rate_s
-    (PODSIZER_CPU_RATE_WINDOW, default 2 m: two samples of a 60 s scrape) and the peak working set
-    (max_over_time[resolution_s]) of each step, with the raw working-set sample count (count_over_time,
-    server side). Quantiles over these points are those of the rates and the per-step peaks (at or above
-    those of raw samples: conservative for sizing); first/last seen are accurate to one step. One instant
-    query gives requests, limits and the counts, one series lookup the
-    owner chain, labels, annotations, init containers and OOM kills. GPUs: one cluster-wide range query
-    per dcgm-exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
+    chunks: the first of `chunk_s` (PODSIZER_COLD_START_CHUNK, 6 h), the next ones of about
+    `points_per_chunk` points of the series the batch has (CHUNK_POINTS; None: every chunk chunk_s), so
+    memory holds one chunk's samples and the states, and a small cluster is read in few pieces) and reads
+    it the one way (recommender.model.aggregate.snapshot, weighted by `recency`), with the window's GPUs,
+    autoscalers and nodes. Per namespace and chunk, one range query each for CPU and working set, stepped
+    at the multiples of resolution_s (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut
+    into pieces of at most MAX_POINTS_PER_SERIES points (client.query_range_split), has Prometheus
+    evaluate every series once; the answer is kept as one pre-reduced series per container: the CPU rate
+    over rate_s (PODSIZER_CPU_RATE_WINDOW, default 2 m: two samples of a 60 s scrape) and the peak working
+    set (max_over_time[resolution_s]) of each step, with the raw working-set sample count
+    (count_over_time, server side). Quantiles over these points are those of the rates and the per-step
+    peaks (at or above those of raw samples: conservative for sizing); first/last seen are accurate to one
+    step. One instant query gives requests, limits and the counts, one series lookup the owner chain,
+    labels, annotations, init containers and OOM kills. GPUs: one cluster-wide range query per dcgm-
+    exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
     concurrency namespaces are queried at once (3: on 2 cores this overlaps our parsing with Prometheus'
     evaluation).
 
@@ -108,6 +112,7 @@ class PrometheusSource:
         activity_step_s: int = 300,
         chunk_s: int = DEFAULT_CHUNK_S,
         namespace_batch: int = 3,
+        points_per_chunk: int | None = CHUNK_POINTS,
         cluster_label: str = "",
         cluster: str = "",
         recency: Recency = DEFAULT_RECENCY,
@@ -132,6 +137,7 @@ class PrometheusSource:
         self.activity_step_s = activity_step_s
         self.chunk_s = chunk_s
         self.namespace_batch = namespace_batch
+        self.points_per_chunk = points_per_chunk
         self.cluster_label = cluster_label
         self.cluster = cluster
         self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
@@ -331,6 +337,7 @@ class PrometheusSource:
             chunk_s=self.chunk_s,
             namespace_batch=self.namespace_batch,
             progress=progress,
+            points_per_chunk=self.points_per_chunk,
         )
         w = q.Window(round((end - start).total_seconds()), self.resolution_s, self.rate_s)
         cluster = self._fetch_cluster(w, start, end, set(cold.namespaces))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs
@@ -89,6 +90,27 @@ def test_a_cold_start_chunk_of_part_of_an_hour_is_rejected() -> None:
         PrometheusSource(c, chunk_s=5400)
 
 
+def test_chunks_after_the_first_hold_about_the_points_asked_for() -> None:
+    """The first chunk is chunk_s; the next ones are sized from the series the batch has: 4 series at 60 s
+    and 4 * 60 * 60 points asked for: one hour each."""
+    spans: list[tuple[float, float]] = []
+
+    def recording(req: httpx.Request) -> httpx.Response:
+        form = parse_qs(req.content.decode())
+        if req.url.path.endswith("query_range") and form["query"][0].startswith("max_over_time("):
+            spans.append((float(form["start"][0]), float(form["end"][0])))
+        return fake_prometheus(req)
+
+    with PromClient("http://prom", transport=httpx.MockTransport(recording)) as c:
+        source = PrometheusSource(c, namespaces=["ns"], chunk_s=7200, points_per_chunk=4 * 60)
+        snap = source.collect(START, END)
+    hours = [round((b - a) / 3600) for a, b in spans]
+    assert hours == [2] + [1] * 22
+    assert all(b == a2 for (_, b), (a2, _) in itertools.pairwise(spans))
+    (web,) = snap.containers
+    assert web.samples == 2 * 289  # every point once, however the day was cut
+
+
 def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     calls: list[tuple[int, int, str]] = []
     with PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c:
@@ -102,7 +124,8 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
     assert "owner Job/x has no known controller" in skipped["ns/pod/job-1"]
     assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
-    assert calls[-1][0] == calls[-1][1] and len(calls) == 4 + 1  # four 6 h chunks, the cluster-wide read
+    # a first 6 h chunk, then the rest of the day in one (4 series: far under CHUNK_POINTS), the cluster
+    assert calls[-1][0] == calls[-1][1] and len(calls) == 2 + 1
 
 
 def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
@@ -165,7 +188,7 @@ def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
 
     with PromClient("http://prom", transport=httpx.MockTransport(slow)) as c, caplog.at_level("WARNING"):
         snap = PrometheusSource(c, namespaces=["ns"]).collect(START, END)
-    assert windows == ["120s])", f"{SLOW_SCRAPE_WINDOW_S}s])"] * 4  # in each of the four 6 h chunks
+    assert windows == ["120s])", f"{SLOW_SCRAPE_WINDOW_S}s])"] * 2  # in each of the two chunks
     (web,) = [u for u in snap.containers if u.container == "app"]
     assert web.cpu_cores.max == pytest.approx(0.7)  # web-2's rate over the wide window counts
     assert "PODSIZER_CPU_RATE_WINDOW" in caplog.text and "namespace ns: 2 containers" in caplog.text
