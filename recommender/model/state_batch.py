@@ -70,21 +70,18 @@ def _histograms(
 def _per_hour(
     seen: npt.NDArray[np.bool_], hours: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.int64], Matrix]:
-    """The distinct hours and each row's points with a value in each: one pass over the columns when the
-    grid runs forward in time (a query's does), else a mask per hour."""
+    """The distinct hours of a time-ordered grid and each row's points with a value in each (one pass)."""
     unique_hours = np.unique(hours)
-    if hours.size and bool(np.all(hours[1:] >= hours[:-1])):
-        starts = np.searchsorted(hours, unique_hours)
-        return unique_hours, np.add.reduceat(seen, starts, axis=1, dtype=np.float64)
-    masks = [seen[:, hours == h].sum(axis=1) for h in unique_hours]
-    return unique_hours, np.stack(masks, axis=1).astype(np.float64)
+    starts = np.searchsorted(hours, unique_hours)
+    return unique_hours, np.add.reduceat(seen, starts, axis=1, dtype=np.float64)
 
 
 def add_rows(
     states: Sequence[UsageState], ts: FloatArray, cpu: Matrix, mem: Matrix, samples: Sequence[int | None]
 ) -> None:
-    """Row i (CPU and memory over `ts`, NaN: a gap; `samples[i]` raw samples behind it, None: one per
-    point with a value) into states[i], as states[i].add_samples would add it."""
+    """Row i (CPU and memory over `ts`, a grid in time order as a query's; NaN: a gap; `samples[i]` raw
+    samples behind it, None: one per point with a value) into states[i], as states[i].add_samples would
+    add it."""
     seen = np.isfinite(cpu) | np.isfinite(mem)
     points = seen.sum(axis=1)
     distinct, of_row = _groups(states)
