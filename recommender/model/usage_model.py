@@ -38,7 +38,7 @@ from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, 
 from recommender.model.recency import PodSpan, Recency, template_rule
 from recommender.model.recurrence import DayUsage, recurring
 from recommender.model.timegrid import bucket_count, present_sums
-from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+from recommender.model.usage_state import DAY_S, HOUR_S, PEAK_DAYS, StateKey, UsageState
 
 _QS = (0.5, 0.9, 0.95, 0.99)
 
@@ -95,12 +95,17 @@ class ModelView:
 
 
 def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], list[float]]:
+    """The two highest cpu and memory values of the window's days; for a window longer than the
+    PEAK_DAYS days held, each state's highest sample ever is a candidate for the highest too."""
     cpu: list[float] = []
     mem: list[float] = []
     for s in states:
         c, m = s.window_peaks(since)
         cpu += c
         mem += m
+        if s.newest_day - math.floor(since / DAY_S) >= PEAK_DAYS:
+            cpu += [s.cpu_peak] if math.isfinite(s.cpu_peak) else []
+            mem += [s.memory_peak] if math.isfinite(s.memory_peak) else []
     return sorted(cpu)[-2:], sorted(mem)[-2:]
 
 

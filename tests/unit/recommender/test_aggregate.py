@@ -268,6 +268,23 @@ def test_container_without_finite_samples_is_skipped(cpu: np.ndarray, mem: np.nd
     assert {str(s.subject): s.reason for s in snap.skipped}["shop/Deployment/web/container/web"] == reason
 
 
+def test_a_window_longer_than_the_daily_peaks_held_keeps_its_highest_sample() -> None:
+    """20 days, the highest CPU and memory samples on the first (older than the 16 days of peaks held)."""
+    ts = T0 + 3600.0 * np.arange(20 * 24)
+    cpu, mem = np.full(ts.size, 0.5), np.full(ts.size, 100 * MIB)
+    cpu[3], mem[5] = 4.0, 900 * MIB
+    raw = RawDataset(
+        START,
+        START + timedelta(days=20),
+        (PodInfo("shop", "web-abc-1", "n1", "ReplicaSet", "web-abc"),),
+        OWNERS,
+        (ContainerSamples("shop", "web-abc-1", "web", ts, cpu, mem),),
+    )
+    (usage,) = aggregate(raw, source="test").containers
+    assert (usage.cpu_cores.max, usage.memory_bytes.max) == (4.0, 900 * MIB)
+    assert usage.cpu_cores.second_max == 0.5
+
+
 def test_oom_is_max_memory_at_a_kill() -> None:
     ooms = (
         OomKill("shop", "web-abc-1", "web", START, 500 * MIB),
