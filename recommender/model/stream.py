@@ -8,7 +8,7 @@ edge). With `points_per_chunk`, chunk_s is a batch's first chunk and each next o
 series the last one held: whole hours (one at least, the rest of the window at most) of about that many
 points, so a small cluster is read in two pieces and a large one in short ones alike. The pods and owner
 links of every chunk are kept (KnownPods: the window's identity, small beside its samples), and so are the
-skips met.
+skips met; a namespace a chunk of which failed is left out whole.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Protocol
 
 from podsizer.owners import Skipped
 from podsizer.subject import Subject
-from recommender.model import Progress
+from recommender.model import NO_SERIES, Progress
 from recommender.model.pods import KnownPods
 from recommender.model.raw import RawDataset
 from recommender.model.recency import Recency
@@ -109,6 +109,17 @@ def cold_start(
             if progress is not None:
                 what = f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC"
                 progress(k, len(batches) + 1, what)
+    _leave_out_failed(out)
     out.model.covered_until = floor_to(end.timestamp(), res)
     out.known.complete = True
     return out
+
+
+def _leave_out_failed(cold: ColdStart) -> None:
+    """A namespace a chunk of which could not be read (a namespace skip other than NO_SERIES: an answer
+    over the cap) is left out whole, its skip kept: a part of the window never sizes a workload."""
+    failed = {
+        s.subject.namespace for s in cold.skipped.values() if s.subject.is_namespace and s.reason != NO_SERIES
+    }
+    for key in [k for k in cold.model.states if k.workload.namespace in failed]:
+        del cold.model.states[key]

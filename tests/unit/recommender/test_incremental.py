@@ -22,6 +22,8 @@ from prometheus_client import CollectorRegistry
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
 from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.checkpoints.base import BlobKey, ReadResult, WriteResult
 from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.incremental.source import IncrementalSource
@@ -210,6 +212,38 @@ def test_a_streamed_cold_start_reads_as_the_whole_dataset_at_once(raw: RawDatase
         assert history(u) == history(theirs)
     assert streamed.pod_labels == exact.pod_labels
     assert {str(x.subject) for x in streamed.skipped} == {str(x.subject) for x in exact.skipped}
+
+
+@dataclass
+class FailingOnce(Cut):
+    """A Cut whose one chunk of one namespace is refused, as PrometheusSource lists an answer over the cap."""
+
+    fail: tuple[str, datetime] = ("", NOW)  # (namespace, a time in the chunk refused); Cut's replace keeps it
+
+    def dataset(self, start: datetime, end: datetime, *args: object, **kw: object) -> RawDataset:
+        raw = super().dataset(start, end, *args, **kw)  # type: ignore[arg-type]
+        namespace, at = self.fail
+        if start <= at < end and any(s.namespace == namespace for s in raw.containers):
+            why = Skipped(Subject.of_namespace(namespace), "answer over the cap")
+            raw = replace(
+                raw, containers=tuple(s for s in raw.containers if s.namespace != namespace), skipped=(why,)
+            )
+        return raw
+
+
+def test_a_namespace_a_chunk_of_which_failed_is_left_out_whole(raw: RawDataset) -> None:
+    other = replace(  # the traces again in a second namespace
+        raw,
+        pods=(*raw.pods, *(replace(p, namespace="other") for p in raw.pods)),
+        owners=(*raw.owners, *(replace(o, namespace="other") for o in raw.owners)),
+        containers=(*raw.containers, *(replace(c, namespace="other") for c in raw.containers)),
+    )
+    namespaces = sorted({s.namespace for s in other.containers})
+    cut = FailingOnce(other, fail=(namespaces[0], T - timedelta(days=3)))
+    cold = cold_start(cut, T - WEEK, T, recency=DEFAULT, chunk_s=86400.0, namespace_batch=1)
+    left = {k.workload.namespace for k in cold.model.states}
+    assert namespaces[0] not in left and set(namespaces[1:]) <= left
+    assert Subject.of_namespace(namespaces[0]) in cold.skipped
 
 
 @pytest.mark.parametrize(
