@@ -56,7 +56,6 @@ from podsizer.api.quantity import parse  # noqa: E402
 from podsizer.settings.roles import RecommenderSettings  # noqa: E402
 from recommender.checkpoints.filestore import FileCheckpointStore  # noqa: E402
 from recommender.incremental.source import CycleReport, IncrementalSource  # noqa: E402
-from recommender.input.openmetrics import BLOCK_SECONDS  # noqa: E402
 from recommender.input.prometheus import PromClient, PrometheusSource  # noqa: E402
 from recommender.model import FloatArray, UsageSnapshot  # noqa: E402
 from recommender.model.checkpoint import CheckpointSettings, dumps, loads  # noqa: E402
@@ -68,6 +67,7 @@ from recommender.model.usage_state import StateKey, UsageState  # noqa: E402
 from recommender.sizing.engine import RecommendationRun, recommend  # noqa: E402
 from recommender.wiring import build_prices  # noqa: E402
 from tests.integration.prometheus.server import cpu_seconds, running_prometheus  # noqa: E402
+from tests.support.openmetrics import BLOCK_SECONDS  # noqa: E402
 
 MI = 2.0**20
 KIB = 1024.0

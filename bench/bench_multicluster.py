@@ -38,10 +38,10 @@ from bench.bench_prometheus import Cluster  # noqa: E402
 from podsizer.api.resource import recommendation_from_resource  # noqa: E402
 from podsizer.settings import run_reporting_errors  # noqa: E402
 from recommender.commands import add_recommend_arguments, run_recommend  # noqa: E402
-from recommender.input.openmetrics import run_forked  # noqa: E402
 from recommender.wiring import Wiring  # noqa: E402
 from tests.integration.prometheus.server import running_prometheus  # noqa: E402
 from tests.integration.victoriametrics.server import flush, running_victoria_metrics  # noqa: E402
+from tests.support.openmetrics import run_forked  # noqa: E402
 
 CLUSTERS = {"east": 1, "west": 2}
 """Cluster name -> the synthetic cluster's seed."""

@@ -31,9 +31,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recommender.input.openmetrics import BLOCK_SECONDS, format_rows, run_forked, series_prefix  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import cpu_seconds, rss_bytes, running_prometheus  # noqa: E402
+from tests.support.openmetrics import BLOCK_SECONDS, format_rows, run_forked, series_prefix  # noqa: E402
 
 MI = 2**20
 

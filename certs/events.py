@@ -12,6 +12,7 @@ from typing import Protocol
 from kubernetes import client
 
 from certs.expiry import PodRef
+from podsizer.kube.times import format_seconds
 
 log = logging.getLogger("podsizer.certs")
 
@@ -33,7 +34,7 @@ class CreateEvent(Protocol):
 
 def event_body(pod: PodRef, reason: str, message: str, now: dt.datetime) -> dict[str, object]:
     """A core/v1 Event of type Warning about `pod`, reported by the webhook."""
-    stamp = now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = format_seconds(now)
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -92,7 +93,7 @@ def in_cluster_sink(
     if pod is None:
         return None
     try:
-        from podsizer.kubeconfig import kube_api_client
+        from podsizer.kube.client import kube_api_client
 
         api = client.CoreV1Api(kube_api_client(None))
     except Exception as exc:

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from certs.renew import RenewError, SecretData
-from podsizer.kubeconfig import kube_api_client
+from podsizer.apierrors import KubeApiError, failing_as
+from podsizer.kube.client import kube_api_client
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
@@ -27,11 +27,12 @@ class KubeCertApi:
 
     def read_secret(self, namespace: str, name: str) -> SecretData | None:
         try:
-            secret = self._core.read_namespaced_secret(name, namespace)
-        except ApiException as exc:
+            with failing_as(f"cannot read Secret {namespace}/{name}"):
+                secret = self._core.read_namespaced_secret(name, namespace)
+        except KubeApiError as exc:
             if exc.status == 404:
                 return None
-            raise RenewError(f"cannot read Secret {namespace}/{name}: {exc.status} {exc.reason}") from exc
+            raise RenewError(str(exc)) from exc
         data = {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
         meta = secret.metadata or client.V1ObjectMeta()
         return SecretData(
@@ -55,22 +56,22 @@ class KubeCertApi:
             data={k: base64.b64encode(v).decode("ascii") for k, v in data.items()},
         )
         try:
-            self._core.replace_namespaced_secret(name, namespace, body)
-        except ApiException as exc:
-            raise RenewError(f"cannot update Secret {namespace}/{name}: {exc.status} {exc.reason}") from exc
+            with failing_as(f"cannot update Secret {namespace}/{name}"):
+                self._core.replace_namespaced_secret(name, namespace, body)
+        except KubeApiError as exc:
+            raise RenewError(str(exc)) from exc
 
     def patch_ca_bundle(self, configuration: str, webhooks: Sequence[str], ca_bundle_b64: str) -> None:
         """A strategic merge patch: webhooks merge by name, so no read (and no `get` grant) is needed."""
         body = {"webhooks": [{"name": w, "clientConfig": {"caBundle": ca_bundle_b64}} for w in webhooks]}
         patch = self._admission.patch_mutating_webhook_configuration
         try:
-            # Clients from v34 on default to a JSON patch and take _content_type; older ones choose
-            # strategic merge for a dict body themselves.
-            if "_content_type" in inspect.signature(patch).parameters:
-                patch(configuration, body, _content_type=STRATEGIC_MERGE)
-            else:
-                patch(configuration, body)
-        except ApiException as exc:
-            raise RenewError(
-                f"cannot patch MutatingWebhookConfiguration {configuration}: {exc.status} {exc.reason}"
-            ) from exc
+            with failing_as(f"cannot patch MutatingWebhookConfiguration {configuration}"):
+                # Clients from v34 on default to a JSON patch and take _content_type; older ones choose
+                # strategic merge for a dict body themselves.
+                if "_content_type" in inspect.signature(patch).parameters:
+                    patch(configuration, body, _content_type=STRATEGIC_MERGE)
+                else:
+                    patch(configuration, body)
+        except KubeApiError as exc:
+            raise RenewError(str(exc)) from exc

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from console import apidocs, views
+from console import apidocs, nearby, views
 from console.data import ConsoleData
 from console.pages import Pages
 from console.query import DEFAULT_PER_PAGE, MAX_PER_PAGE, SORT_KEYS, OverviewQuery
@@ -117,8 +117,7 @@ def _install_handlers(app: FastAPI, current: Current, pages: Pages) -> None:
     async def not_found(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code != 404 or _wants_json(request):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
-        message = f"No page at {request.url.path}."
-        return HTMLResponse(pages.not_found(message, views.meta(current())), status_code=404)
+        return _not_found(pages, current(), f"No page at {request.url.path}.", request.url.path)
 
 
 def _workload_api(app: FastAPI, current: Current) -> None:
@@ -211,6 +210,7 @@ def _page_routes(app: FastAPI, current: Current, pages: Pages) -> None:
 
     @router.get("/workloads/{namespace}/{kind}/{name}", response_class=HTMLResponse)
     def page_workload(
+        request: Request,
         namespace: str,
         kind: str,
         name: str,
@@ -221,16 +221,18 @@ def _page_routes(app: FastAPI, current: Current, pages: Pages) -> None:
         try:
             detail = views.workload_detail(d, namespace, kind, name, points, cluster)
         except views.UnknownWorkload as exc:
-            return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
+            return _not_found(pages, d, exc.what, request.url.path)
         return HTMLResponse(pages.workload(detail, views.meta(d)))
 
     @router.get("/pods/{namespace}/{name}", response_class=HTMLResponse)
-    def page_pod(namespace: str, name: str, points: Points = views.DEFAULT_POINTS) -> HTMLResponse:
+    def page_pod(
+        request: Request, namespace: str, name: str, points: Points = views.DEFAULT_POINTS
+    ) -> HTMLResponse:
         d = current()  # one build for the whole request
         try:
             detail = views.pod_detail(d, namespace, name, points)
         except views.UnknownPod as exc:
-            return HTMLResponse(pages.not_found(str(exc), views.meta(d)), status_code=404)
+            return _not_found(pages, d, exc.what, request.url.path)
         return HTMLResponse(pages.pod(detail, views.meta(d)))
 
     @router.get("/docs", response_class=HTMLResponse)
@@ -243,6 +245,12 @@ def _page_routes(app: FastAPI, current: Current, pages: Pages) -> None:
     @router.get("/healthz")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+
+def _not_found(pages: Pages, data: ConsoleData, message: str, path: str) -> HTMLResponse:
+    """The 404 page: what is missing and links to the pages closest to `path`."""
+    page = pages.not_found(message, views.meta(data), nearby.close_matches(data, path))
+    return HTMLResponse(page, status_code=404)
 
 
 class _ApiRoutes:

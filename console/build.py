@@ -43,13 +43,16 @@ from podsizer.podspec import Field
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
 from podsizer.subject import Subject
-from recommender.model import ActivitySignal, FloatArray, NodeInfo, UsageSnapshot
+from recommender.model import ActivitySignal, ContainerUsage, FloatArray, NodeInfo, UsageSnapshot
 from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
+from recommender.model.request_mix import describe
 from recommender.model.samples import gpu_activity
 from recommender.output.report import Report
+from recommender.sizing.batch import is_batch
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun
+from recommender.sizing.gpu import gpu_model
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 
@@ -88,8 +91,11 @@ def _values(cp: ContainerPlan | None, fld: Field, after: bool) -> dict[str, floa
     return out
 
 
-def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> ContainerRow:
+def _container_row(
+    c: ContainerRecommendation, plan: WorkloadPlan | None, usage: ContainerUsage | None
+) -> ContainerRow:
     cp = plan.container(c.name) if plan is not None else None
+    gpu = plan.gpu(c.name) if plan is not None else None
     return ContainerRow(
         name=c.name,
         current_requests=_values(cp, "requests", after=False),
@@ -103,6 +109,9 @@ def _container_row(c: ContainerRecommendation, plan: WorkloadPlan | None) -> Con
         planned_requests=_values(cp, "requests", after=True),
         planned_limits=_values(cp, "limits", after=True),
         changes=cp.changes if cp is not None else (),
+        gpu_recommended=parse(gpu.recommended) if gpu is not None and gpu.recommended else None,
+        gpu_needs_opt_in=gpu is not None and gpu.needs_opt_in,
+        pods_differ=describe(usage.request_mix) if usage is not None else "",
     )
 
 
@@ -144,6 +153,29 @@ def _replicas(
     return sum(1 for p in pods if (p.namespace, p.name) in at_end), "pods present at the newest sample"
 
 
+def _mean_running(pods: Sequence[PodInfo], raw: RawDataset) -> tuple[float, str] | None:
+    """A CronJob's or Job's pods come and go, so the pods present at one sample say nothing of its cost:
+    the mean pods running over the window (each pod's sampled time, its distinct sample times x the
+    sampling step, summed over the window's length), and that basis in words; None: no pod sampled."""
+    names = {(p.namespace, p.name) for p in pods}
+    times: dict[tuple[str, str], list[FloatArray]] = defaultdict(list)
+    for s in raw.containers:
+        if (s.namespace, s.pod) in names and s.timestamps.size:
+            times[(s.namespace, s.pod)].append(np.asarray(s.timestamps, dtype=np.float64))
+    if not times:
+        return None
+    running = 0.0
+    for parts in times.values():
+        ts = np.unique(np.concatenate(parts))
+        step = float(np.median(np.diff(ts))) if ts.size > 1 else 300.0
+        running += ts.size * step
+    window = (raw.end - raw.start).total_seconds()
+    share = running / window if window > 0 else 0.0
+    hours = f"{running / 3600:.1f} h of pods running in {window / 3600:.0f} h"
+    pods_seen = f"{len(times)} pod" + ("" if len(times) == 1 else "s")
+    return share, f"mean pods running over the window ({pods_seen}, {hours})"
+
+
 def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> str | None:
     """The instance type most of the workload's pods run on (None: unknown)."""
     types = [t for p in pods if (n := nodes.get(p.node)) is not None and (t := n.instance_type)]
@@ -152,6 +184,8 @@ def _instance_type(pods: Sequence[PodInfo], nodes: Mapping[str, NodeInfo]) -> st
 
 def _workload_rows(
     report: Report,
+    raw: RawDataset,
+    snapshot: UsageSnapshot,
     pods_of: Mapping[WorkloadRef, list[PodInfo]],
     run: RecommendationRun,
     replicas: Mapping[WorkloadRef, tuple[int, str]],
@@ -161,10 +195,15 @@ def _workload_rows(
     (Report.plan: the snapshot's current values and pod template), so both show the same."""
     rows: list[WorkloadRow] = []
     policy = report.policy
+    usage = {(u.workload, u.container): u for u in snapshot.containers}
     for rec in sorted(report.recommendations, key=lambda r: r.target):
         pods = pods_of.get(rec.target, [])
         plan = report.plan(rec)
         mode, source = shown_mode(plan) if plan is not None else (policy.default_mode, "default")
+        share, basis = None, replicas[rec.target][1] if rec.target in replicas else "pods seen"
+        ran = _mean_running(pods, raw) if is_batch(rec.target) else None
+        if ran is not None:
+            share, basis = ran
         rows.append(
             WorkloadRow(
                 workload=rec.target,
@@ -173,7 +212,9 @@ def _workload_rows(
                 sizing_mode=rec.sizing_mode,
                 reason=rec.reason,
                 pods=tuple(sorted(p.name for p in pods)),
-                containers=tuple(_container_row(c, plan) for c in rec.containers),
+                containers=tuple(
+                    _container_row(c, plan, usage.get((rec.target, c.name))) for c in rec.containers
+                ),
                 gpu_hourly_cost=run.costs.by_workload.get(rec.target, 0.0),
                 gpu_wasted_hourly_cost=run.costs.wasted_by_workload.get(rec.target, 0.0),
                 gpu_allocated=rec.gpu.allocated if rec.gpu is not None else 0,
@@ -181,7 +222,8 @@ def _workload_rows(
                 plan_skip=plan.plan.skip if plan is not None else "current-unknown",
                 gpu_resize=plan.plan.gpu_resize if plan is not None else policy.gpu_resize,
                 replicas=replicas[rec.target][0] if rec.target in replicas else None,
-                replicas_basis=replicas[rec.target][1] if rec.target in replicas else "pods seen",
+                replicas_basis=basis,
+                running_share=share,
                 price=resource_price(_instance_type(pods, nodes)),
             )
         )
@@ -214,19 +256,19 @@ def _gpu_nodes(raw: RawDataset, app_pods: set[tuple[str, str]], prices: PriceTab
                         mig[mig_profile(key)] += int(value)
         devices: dict[str, GpuDevice] = {}
         for g in sorted(samples, key=lambda g: (g.gpu_index, g.mig_instance_id or "")):
-            dev = devices.get(g.uuid) or GpuDevice(g.gpu_index, g.uuid, g.model_name)
+            dev = devices.get(g.uuid) or GpuDevice(g.gpu_index, g.uuid, gpu_model(g.model_name))
             pod = f"{g.namespace}/{g.pod}" if g.pod else None
             pods = dev.pods if pod is None or pod in dev.pods else (*dev.pods, pod)
             migs = dev.mig
             if g.mig_profile and not any(m.instance_id == g.mig_instance_id for m in migs):
                 migs = (*migs, MigInstance(g.mig_profile, g.mig_instance_id or "", pod))
             devices[g.uuid] = GpuDevice(dev.index, dev.uuid, dev.model, pods, migs)
-        model = (info.gpu_product if info else None) or (samples[0].model_name if samples else None)
+        label = (info.gpu_product if info else None) or (samples[0].model_name if samples else None)
         per_gpu = prices.gpu_cost(info, 1.0)
         out.append(
             GpuNode(
                 name=name,
-                model=model,
+                model=gpu_model(label) if label else None,
                 gpu_count=info.gpu_count if info else len(devices),
                 gpu_memory_mib=info.gpu_memory_mib if info else None,
                 instance_type=info.instance_type if info else None,
@@ -415,7 +457,7 @@ def build_console_data(
     replicas = {ref: _replicas(ref, pods, snapshot, at_end) for ref, pods in pods_of.items()}
     nodes = {n.name: n for n in raw.nodes}
     report = Report.of(run, snapshot, policy or PlanPolicy())
-    rows = _workload_rows(report, pods_of, run, replicas, nodes)
+    rows = _workload_rows(report, raw, snapshot, pods_of, run, replicas, nodes)
     row_of = {r.workload: r for r in rows}
     waste = tuple(sorted(run.waste, key=lambda w: (-w.wasted_hourly_cost, w.workload, w.pod)))
     idle_pods = {(w.workload, w.pod, w.container) for w in waste}
@@ -428,7 +470,7 @@ def build_console_data(
             pod=g.pod,
             container=g.container,
             node=g.node,
-            model=g.model_name,
+            model=gpu_model(g.model_name),
             gpu_count=g.gpu_count,
             mig_profile=g.mig_profile,
             activity_signal=g.activity_signal,

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from podsizer.settings import ConsoleSettings, load_from_args
 from podsizer.settings import add_arguments as add_settings_arguments
-from podsizer.settings.loader import where
+from podsizer.settings.names import where
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """The console's CRD store through a watch: one list, then a watch from its resourceVersion (bookmarks,
-re-list on 410 Gone, back-off on errors: podsizer.informer), into an in-memory index that builds read.
+re-list on 410 Gone, back-off on errors: podsizer.kube.watch), into an in-memory index that builds read.
 Every change bumps a version, so the console re-composes its pages without a restart or a re-list."""
 
 from __future__ import annotations
@@ -9,34 +9,18 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import urllib3
-from kubernetes.client.exceptions import ApiException
-
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.index import RecommendationIndex
-from podsizer.api.resource import API_GROUP, API_VERSION, PLURAL, ContainerPolicy, Recommendation
-from podsizer.informer import Informer, ListFn, WatchLike
+from podsizer.api.resource import PLURAL, ContainerPolicy, Recommendation
+from podsizer.apierrors import KubeApiError, failing_as
+from podsizer.kube.resources import RECOMMENDATIONS
+from podsizer.kube.watch import Informer, ListFn, WatchLike
 from recommender.output.store.base import StoreError, bounds_of
 
 log = logging.getLogger("podsizer.console.crdwatch")
 
 _Recs = list[Recommendation]  # `list` is a method name below
 _Failures = list[tuple[Recommendation, Exception]]
-
-
-def crd_list_fn(api_client: Any, namespace: str | None) -> ListFn:
-    """The list call of Recommendation objects (all namespaces, or one), which the watch also follows."""
-    from kubernetes import client
-
-    custom = client.CustomObjectsApi(api_client)
-
-    def list_fn(**kwargs: Any) -> Any:
-        if namespace is None:
-            return custom.list_cluster_custom_object(API_GROUP, API_VERSION, PLURAL, **kwargs)
-        return custom.list_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, **kwargs)
-
-    list_fn.__doc__ = "Recommendation objects; the watch treats it like any list_* call."
-    return list_fn
 
 
 class WatchedCrdStore:
@@ -103,14 +87,14 @@ class WatchedCrdStore:
     # lifecycle
     def start(self) -> threading.Thread:
         """The first list here (StoreError when it fails), then the watch in a daemon thread."""
+        what = f"cannot list {RECOMMENDATIONS.name} in {self.where}"
         try:
-            self.informer.list()
-        except ApiException as exc:
-            raise StoreError(
-                f"cannot list {PLURAL}.{API_GROUP} in {self.where}: HTTP {exc.status} {exc.reason}"
-            ) from exc
-        except (OSError, urllib3.exceptions.HTTPError, ValueError) as exc:  # unreachable, not JSON
-            raise StoreError(f"cannot list {PLURAL}.{API_GROUP} in {self.where}: {exc}") from exc
+            with failing_as(what):
+                self.informer.list()
+        except KubeApiError as exc:
+            raise StoreError(str(exc)) from exc
+        except ValueError as exc:  # an answer that is not JSON
+            raise StoreError(f"{what}: {exc}") from exc
         return self.informer.start(listed=True)
 
     # the store's read side

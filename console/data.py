@@ -39,6 +39,9 @@ class ContainerRow:
     planned_limits: Mapping[str, float] = field(default_factory=dict)
     changes: tuple[Change, ...] = ()
     adjusted: tuple[Adjustment, ...] = ()
+    gpu_recommended: float | None = None  # the Recommendation's GPU count for the resource held
+    gpu_needs_opt_in: bool = False  # that count differs, but the plan writes it only with the GPU opt-in
+    pods_differ: str = ""  # the pods had different requests: which (recommender.model.request_mix); "" alike
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class WorkloadRow:
     gpu_resize: bool = False  # podsizer.io/gpu resolved to resize: GPU counts may change
     replicas: int | None = None  # current replicas (None: count the pods seen)
     replicas_basis: str = "pods seen in the window"
+    running_share: float | None = None  # CronJob/Job: mean pods running over the window (savings count it)
     price: ResourcePrice = DEFAULT_PRICE  # CPU/memory $ per hour where its pods run
 
 

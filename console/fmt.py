@@ -77,10 +77,15 @@ def by_unit(unit: str, value: float) -> str:
 
 
 def monthly(value: float | None) -> str:
-    """$ per month, whole dollars: "$1,234/mo"."""
+    """$ per month, whole dollars from $10 ("$1,234/mo"), cents below ("$0.48/mo": a CronJob's few runs
+    are not $0); "$0/mo" only for less than half a cent."""
     if value is None:
         return NONE
-    return f"-${-value:,.0f}/mo" if value < -0.5 else f"${abs(value):,.0f}/mo"
+    size = abs(value)
+    if size < 0.005:
+        return "$0/mo"
+    amount = f"${size:,.0f}" if size >= 10 else f"${size:.2f}"
+    return ("-" if value < 0 else "") + amount + "/mo"
 
 
 def quantity(resource: str, value: float) -> str:

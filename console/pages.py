@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -14,11 +16,21 @@ from console.prices import DEFAULT_PRICE
 from console.query import OverviewQuery
 from console.svg import legend, line_chart
 from console.views import GpuOut, MetaOut, OverviewOut, PodDetailOut, WorkloadDetailOut
+from podsizer.plan_view import GPU_OPT_IN
 from podsizer.resources import GPU
+from recommender.input.prometheus.queries import FB_USED, GPU_UTIL, GR_ENGINE_ACTIVE, SM_ACTIVE
 
 TEMPLATES = Path(__file__).parent / "templates"
 _DEFAULTS = OverviewQuery()
 _DESC_FIRST = frozenset({"confidence", "replicas", "cpu_saved", "memory_saved", "savings", "gpu_cost"})
+
+
+@dataclass(frozen=True)
+class Link:
+    """A page of the console: what it shows and where it is."""
+
+    label: str
+    href: str
 
 
 def pod_href(namespace: str, name: str) -> str:
@@ -64,6 +76,8 @@ def _environment() -> Environment:
         legend=lambda c: Markup(legend(c)),
         default_order=lambda key: "desc" if key in _DESC_FIRST else "asc",
         default_basis=DEFAULT_PRICE.basis,
+        gpu_opt_in=GPU_OPT_IN,
+        dcgm_series=(SM_ACTIVE, GR_ENGINE_ACTIVE, GPU_UTIL, FB_USED),
     )
     return env
 
@@ -94,12 +108,12 @@ class Pages:
         title = f"{w.kind} {w.namespace}/{w.name}"
         return self._render("workload.html", title, "", meta, d=d)
 
-    def not_found(self, message: str, meta: MetaOut | None) -> str:
-        return self._render("not_found.html", "Not found", "", meta, message=message)
+    def not_found(self, message: str, meta: MetaOut | None, matches: Sequence[Link] = ()) -> str:
+        return self._render("not_found.html", "Not found", "", meta, message=message, matches=matches)
 
     def docs(self, summary: str, ops: list[Operation], models: list[SchemaDoc]) -> str:
         spec = {"info": {"summary": summary}}
         return self._render("docs.html", "API", "docs", None, spec=spec, ops=ops, models=models)
 
 
-__all__ = ["Pages", "overview_href", "pod_href", "workload_href"]
+__all__ = ["Link", "Pages", "overview_href", "pod_href", "workload_href"]

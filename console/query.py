@@ -41,7 +41,7 @@ class Summary(Generic[_T]):
     confidence: float
     low_confidence: bool
     has_savings: bool
-    replicas: int
+    replicas: float
     cpu_saved: float
     memory_saved: float
     savings: float

@@ -18,6 +18,7 @@ from console.data import StaticConsoleData
 from podsizer.api.resource import of_cluster
 from podsizer.policy import PlanPolicy
 from podsizer.settings import ConsoleSettings, RecommenderSettings, env_name, setting_error
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import RawDataset
@@ -25,7 +26,6 @@ from recommender.model.samples import clip
 from recommender.output.store.base import RecommendationStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -74,7 +74,7 @@ def url_host(url: str) -> str:
 
 
 def _demo(settings: ConsoleSettings) -> DatasetFn:
-    from recommender.input.demo import build_demo_dataset
+    from recommender.input.demo_cluster import build_demo_dataset
     from recommender.wiring import recency_of
 
     days = max(1, math.ceil(settings.window_days))
@@ -149,16 +149,15 @@ def _watched_crd(settings: ConsoleSettings, stop: threading.Event) -> Recommenda
     """The crd store through a watch: listed here (StoreError when that fails), then watched."""
     from kubernetes import watch
 
-    from console.crdwatch import WatchedCrdStore, crd_list_fn
-    from podsizer.kubeconfig import kube_api_client
+    from console.crdwatch import WatchedCrdStore
+    from podsizer.kube.client import kube_api_client
+    from podsizer.kube.objects import where
+    from podsizer.kube.resources import RECOMMENDATIONS
+    from podsizer.kube.watch import custom_object_lister
 
     ns = settings.store_namespace
-    store = WatchedCrdStore(
-        crd_list_fn(kube_api_client(settings.kubeconfig), ns),
-        watch.Watch,
-        stop,
-        where=f"namespace {ns}" if ns else "all namespaces",
-    )
+    lister = custom_object_lister(kube_api_client(settings.kubeconfig), RECOMMENDATIONS, ns)
+    store = WatchedCrdStore(lister, watch.Watch, stop, where=where(ns))
     store.start()
     return store
 
@@ -193,15 +192,15 @@ def build_inputs(
     StoreError when the crd store cannot be listed. `stop` ends the crd store's watch."""
     dataset, label = source_dataset(settings)
     store, store_label = store_of(settings, store_fn, stop)
-    view = recommender_view(settings)
+    sizing = recommender_view(settings).to_sizing_policy()
     return ConsoleInputs(
         source_label=label,
         dataset=dataset,
         store=store,
         store_label=store_label,
         window=timedelta(days=settings.window_days),
-        sizing=view.to_sizing_policy(),
-        prices=PriceTable.load(None, view.default_gpu_hourly_price, view.spot_discount),
+        sizing=sizing,
+        prices=PriceTable.load(None, sizing.default_gpu_hourly_price, sizing.spot_discount),
         plan_policy=settings.plan_policy(),
         changes=_changes(store),
         cluster_name=settings.cluster_name,

@@ -4,7 +4,6 @@ render these, so a page never shows a figure the API would not return."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -23,9 +22,9 @@ from console.data import (
     PodRow,
     WorkloadRow,
 )
-from console.fmt import GIB
 from console.prices import HOURS_PER_MONTH
 from console.query import OverviewQuery, Summary, select
+from console.savings import Figures, counted, figures, has_savings, known_sum, replicas, saved
 from console.series import downsample_max
 from podsizer.api.identity import WorkloadRef
 from podsizer.plan_reasons import Rule
@@ -115,8 +114,11 @@ class ContainerOut(BaseModel):
     confidence: float
     low_confidence: bool
     reason: str = Field(description="the sizing reason, then `plan: ...` for each adjusted value")
+    pods_differ: str = Field(
+        "", description="the pods had different requests (current_requests: the newest pod's): which"
+    )
     cpu_cores_saved: float | None = Field(
-        description="(current - planned) x current replicas; < 0: needs more"
+        description="(current - planned) x the counted replicas (replicas_counted); < 0: needs more"
     )
     memory_bytes_saved: float | None
     gpus_saved: float | None
@@ -141,8 +143,17 @@ class WorkloadOut(BaseModel):
     gpu_hourly_cost: float
     gpu_wasted_hourly_cost: float
     gpu_hourly_savings: float = Field(description="idle waste, or the cost share of GPUs not needed")
-    replicas: int = Field(description="current replicas the savings count")
-    replicas_basis: str = Field(description="where the replica count comes from")
+    gpu_opt_in_hourly_savings: float = Field(
+        0.0,
+        description="$ per hour more GPU savings with the GPU opt-in (podsizer.io/gpu: resize): the "
+        "recommended GPU counts written",
+    )
+    replicas: int = Field(description="current replicas")
+    replicas_counted: float = Field(
+        description="what the savings multiply by: the current replicas, or for a CronJob or Job the mean"
+        " pods running over the window"
+    )
+    replicas_basis: str = Field(description="where the counted replicas come from")
     cpu_hourly_savings: float = Field(description="$ per hour: CPU cores saved x the CPU price")
     memory_hourly_savings: float = Field(description="$ per hour: memory GiB saved x the memory price")
     hourly_savings: float = Field(description="$ per hour: CPU + memory + GPU savings")
@@ -163,9 +174,10 @@ class SkippedOut(BaseModel):
 
 
 class TotalsOut(BaseModel):
-    """Over all workloads (not only the filtered page)."""
+    """Over the workloads matching the filters and search (every page of them, not only this one)."""
 
-    workloads: int
+    workloads: int = Field(description="all workloads, matching or not")
+    matching: int = Field(0, description="workloads matching the filters and search: the sums cover these")
     cpu_cores_saved: float
     memory_bytes_saved: float
     gpu_hourly_cost: float
@@ -175,7 +187,10 @@ class TotalsOut(BaseModel):
     memory_hourly_savings: float = 0.0
     hourly_savings: float = 0.0
     monthly_savings: float = 0.0
-    gpu_unallocated_hourly_cost: float = Field(0.0, description="GPUs on GPU nodes that no pod requests")
+    gpu_unallocated_hourly_cost: float = Field(
+        0.0,
+        description="GPUs on GPU nodes no pod requests: cluster-wide, in no workload (no filter narrows it)",
+    )
 
 
 class PageOut(BaseModel):
@@ -253,10 +268,14 @@ class GpuPodOut(BaseModel):
     activity_p95: float
     activity_mean: float
     dram_active_p95: float | None
-    fb_used_max_mib: float
-    fb_total_mib: float
+    fb_used_max_mib: float = Field(description="framebuffer used, peak of the sum over the pod's GPUs")
+    fb_total_mib: float = Field(description="framebuffer size, summed over the pod's GPUs")
     hourly_cost: float
     idle: bool
+    recommended_gpus: float | None = Field(
+        None, description="the Recommendation's GPU count for this container (per pod)"
+    )
+    suggested_mig: str | None = Field(None, description="the MIG slice the workload's recommendation names")
 
 
 class WasteOut(BaseModel):
@@ -287,10 +306,45 @@ class CostsOut(BaseModel):
     cluster: CostLineOut
 
 
+class GpuWorkloadOut(BaseModel):
+    """A workload holding GPUs: per pod now and as recommended, and what it saves with and without the
+    GPU opt-in (the overview's figures for it)."""
+
+    workload: WorkloadId
+    gpus_per_pod: float = Field(description="GPUs a pod requests now (all its containers)")
+    recommended_per_pod: float | None = Field(description="GPUs a pod gets as recommended")
+    suggested_mig: str | None
+    gpu_resize: bool = Field(description="the GPU opt-in is on: the plan writes GPU counts")
+    replicas: float = Field(description="the replicas the savings count (replicas_counted)")
+    gpu_hourly_cost: float
+    gpu_hourly_savings: float
+    gpu_opt_in_hourly_savings: float
+
+
+def gpu_workload_out(row: WorkloadRow) -> GpuWorkloadOut:
+    w = workload_out(row)
+    recommended = [c.gpu_recommended for c in row.containers if GPU in c.current_requests]
+    return GpuWorkloadOut(
+        workload=w.workload,
+        gpus_per_pod=sum(c.current_requests.get(GPU, 0.0) for c in row.containers),
+        recommended_per_pod=known_sum(recommended),
+        suggested_mig=w.gpu_suggested_resource,
+        gpu_resize=w.gpu_resize,
+        replicas=w.replicas_counted,
+        gpu_hourly_cost=w.gpu_hourly_cost,
+        gpu_hourly_savings=w.gpu_hourly_savings,
+        gpu_opt_in_hourly_savings=w.gpu_opt_in_hourly_savings,
+    )
+
+
 class GpuOut(BaseModel):
     meta: MetaOut
     unallocated_gpus: int
     unallocated_hourly_cost: float
+    dcgm: bool = Field(True, description="the window holds dcgm-exporter series (false: GPU use is unknown)")
+    workloads: list[GpuWorkloadOut] = Field(
+        default_factory=list, description="workloads holding GPUs: GPUs now and recommended, savings, opt-in"
+    )
     nodes: list[GpuNodeOut]
     pods: list[GpuPodOut]
     waste: list[WasteOut]
@@ -377,21 +431,8 @@ def clusters(rows: Sequence[WorkloadRow]) -> list[str]:
     return sorted({r.workload.cluster for r in rows} - {""})
 
 
-def _saved(c: ContainerRow, resource: str, replicas: int) -> float | None:
-    """What the pod plan frees of a request over the current replicas (None: the request is unknown)."""
-    current = c.current_requests.get(resource)
-    planned = c.planned_requests.get(resource)
-    if current is None or planned is None:
-        return None
-    return (current - planned) * replicas
-
-
-def _sum(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
+def container_out(c: ContainerRow, n: float) -> ContainerOut:
+    """A container's values per pod and its savings over `n` counted replicas."""
     return ContainerOut(
         name=c.name,
         current_requests=dict(c.current_requests),
@@ -405,58 +446,16 @@ def container_out(c: ContainerRow, replicas: int) -> ContainerOut:
         confidence=c.confidence,
         low_confidence=c.low_confidence,
         reason=c.reason,
-        cpu_cores_saved=_saved(c, "cpu", replicas),
-        memory_bytes_saved=_saved(c, "memory", replicas),
-        gpus_saved=_saved(c, GPU, replicas),
+        pods_differ=c.pods_differ,
+        cpu_cores_saved=saved(c, "cpu", n),
+        memory_bytes_saved=saved(c, "memory", n),
+        gpus_saved=saved(c, GPU, n),
     )
-
-
-def replicas(row: WorkloadRow) -> int:
-    """The replica count savings are multiplied by: the current one, else every pod seen."""
-    return row.replicas if row.replicas is not None else max(1, len(row.pods))
-
-
-@dataclass(frozen=True)
-class Figures:
-    """A workload's savings in resources and dollars per hour (over its current replicas)."""
-
-    cpu_saved: float | None
-    memory_saved: float | None
-    gpus_saved: float | None
-    gpu_savings: float
-    cpu_hourly: float
-    memory_hourly: float
-
-    @property
-    def hourly(self) -> float:
-        return self.cpu_hourly + self.memory_hourly + self.gpu_savings
-
-
-def figures(row: WorkloadRow) -> Figures:
-    n = replicas(row)
-    cpu = _sum([_saved(c, "cpu", n) for c in row.containers])
-    mem = _sum([_saved(c, "memory", n) for c in row.containers])
-    gpus = _sum([_saved(c, GPU, n) for c in row.containers])
-    share = 0.0
-    if row.gpu_allocated > 0 and gpus is not None and gpus > 0:
-        share = row.gpu_hourly_cost * min(1.0, gpus / row.gpu_allocated)
-    return Figures(
-        cpu,
-        mem,
-        gpus,
-        max(row.gpu_wasted_hourly_cost, share),
-        (cpu or 0.0) * row.price.cpu_hourly,
-        (mem or 0.0) / GIB * row.price.memory_gib_hourly,
-    )
-
-
-def _has_savings(f: Figures) -> bool:
-    return any(v is not None and v > 1e-9 for v in (f.cpu_saved, f.memory_saved, f.gpus_saved, f.gpu_savings))
 
 
 def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
     f = f or figures(row)
-    n = replicas(row)
+    n = counted(row)
     return WorkloadOut(
         workload=WorkloadId.of(row.workload),
         mode=row.mode,
@@ -476,14 +475,18 @@ def workload_out(row: WorkloadRow, f: Figures | None = None) -> WorkloadOut:
         gpu_hourly_cost=row.gpu_hourly_cost,
         gpu_wasted_hourly_cost=row.gpu_wasted_hourly_cost,
         gpu_hourly_savings=f.gpu_savings,
-        replicas=n,
-        replicas_basis=row.replicas_basis if row.replicas is not None else "pods seen in the window",
+        gpu_opt_in_hourly_savings=f.gpu_opt_in,
+        replicas=replicas(row),
+        replicas_counted=n,
+        replicas_basis=row.replicas_basis
+        if row.replicas is not None or row.running_share is not None
+        else "pods seen in the window",
         cpu_hourly_savings=f.cpu_hourly,
         memory_hourly_savings=f.memory_hourly,
         hourly_savings=f.hourly,
         monthly_savings=f.hourly * HOURS_PER_MONTH,
         price_basis=row.price.basis,
-        has_savings=_has_savings(f),
+        has_savings=has_savings(f),
         low_confidence=any(c.low_confidence for c in row.containers),
     )
 
@@ -500,8 +503,8 @@ def _summary(row: WorkloadRow, f: Figures) -> Summary[tuple[WorkloadRow, Figures
         sizing=row.sizing_mode,
         confidence=min((c.confidence for c in row.containers), default=0.0),
         low_confidence=any(c.low_confidence for c in row.containers),
-        has_savings=_has_savings(f),
-        replicas=replicas(row),
+        has_savings=has_savings(f),
+        replicas=counted(row),
         cpu_saved=f.cpu_saved or 0.0,
         memory_saved=f.memory_saved or 0.0,
         savings=f.hourly,
@@ -519,29 +522,37 @@ def _facets(rows: Sequence[WorkloadRow]) -> FacetsOut:
     )
 
 
+def _totals(matched: Sequence[tuple[WorkloadRow, Figures]], workloads: int, unallocated: float) -> TotalsOut:
+    """The overview's cards: sums over the matching workloads; the unallocated GPUs are cluster-wide."""
+    figs = [f for _, f in matched]
+    hourly = sum(f.hourly for f in figs)
+    return TotalsOut(
+        workloads=workloads,
+        matching=len(matched),
+        cpu_cores_saved=sum(f.cpu_saved or 0.0 for f in figs),
+        memory_bytes_saved=sum(f.memory_saved or 0.0 for f in figs),
+        gpu_hourly_cost=sum(r.gpu_hourly_cost for r, _ in matched),
+        gpu_wasted_hourly_cost=sum(r.gpu_wasted_hourly_cost for r, _ in matched),
+        gpu_hourly_savings=sum(f.gpu_savings for f in figs),
+        cpu_hourly_savings=sum(f.cpu_hourly for f in figs),
+        memory_hourly_savings=sum(f.memory_hourly for f in figs),
+        hourly_savings=hourly,
+        monthly_savings=hourly * HOURS_PER_MONTH,
+        gpu_unallocated_hourly_cost=unallocated,
+    )
+
+
 def overview(data: ConsoleData, query: OverviewQuery | None = None) -> OverviewOut:
-    """Totals over all workloads; `workloads` is the query's page (WorkloadOut built for it only)."""
+    """Totals over the workloads matching the query (all its pages); `workloads` is the query's page
+    (WorkloadOut built for it only)."""
     q = query or OverviewQuery()
     rows = data.workloads()
-    figs = [figures(r) for r in rows]
-    chosen, page = select([_summary(r, f) for r, f in zip(rows, figs, strict=True)], q)
-    costs = data.costs().cluster
-    hourly = sum(f.hourly for f in figs)
+    summaries = [_summary(r, figures(r)) for r in rows]
+    chosen, page = select(summaries, q)
+    matched = [s.item for s in summaries if q.matches(s)]
     return OverviewOut(
         meta=meta(data),
-        totals=TotalsOut(
-            workloads=len(rows),
-            cpu_cores_saved=sum(f.cpu_saved or 0.0 for f in figs),
-            memory_bytes_saved=sum(f.memory_saved or 0.0 for f in figs),
-            gpu_hourly_cost=costs.hourly,
-            gpu_wasted_hourly_cost=costs.wasted_hourly,
-            gpu_hourly_savings=sum(f.gpu_savings for f in figs),
-            cpu_hourly_savings=sum(f.cpu_hourly for f in figs),
-            memory_hourly_savings=sum(f.memory_hourly for f in figs),
-            hourly_savings=hourly,
-            monthly_savings=hourly * HOURS_PER_MONTH,
-            gpu_unallocated_hourly_cost=sum(_unallocated(n)[1] for n in data.gpu_nodes()),
-        ),
+        totals=_totals(matched, len(rows), sum(_unallocated(n)[1] for n in data.gpu_nodes())),
         page=PageOut(
             page=page.page,
             per_page=page.per_page,
@@ -611,15 +622,30 @@ def gpu_nodes(data: ConsoleData) -> list[GpuNodeOut]:
     ]
 
 
-def _row_out(out: type[_Out], row: GpuPodRow | WasteFinding) -> _Out:
-    """`out` from the same-named fields of a row about a workload's pod; the workload as a WorkloadId
-    and its namespace."""
-    same = {name: getattr(row, name) for name in out.model_fields if name not in ("workload", "namespace")}
-    return out(workload=WorkloadId.of(row.workload), namespace=row.workload.namespace, **same)
+def _row_out(out: type[_Out], row: GpuPodRow | WasteFinding, **more: object) -> _Out:
+    """`out` from the same-named fields of a row about a workload's pod (and `more`); the workload as a
+    WorkloadId and its namespace."""
+    skip = {"workload", "namespace", *more}
+    same = {name: getattr(row, name) for name in out.model_fields if name not in skip}
+    return out(workload=WorkloadId.of(row.workload), namespace=row.workload.namespace, **same, **more)
 
 
 def gpu_pods(data: ConsoleData) -> list[GpuPodOut]:
-    return [_row_out(GpuPodOut, g) for g in data.gpu_pods()]
+    """Per-pod GPU use, with the recommendation of the pod's container and its workload's MIG slice."""
+    rows = {r.workload: r for r in data.workloads()}
+    out = []
+    for g in data.gpu_pods():
+        row = rows.get(g.workload)
+        c = next((c for c in row.containers if c.name == g.container), None) if row is not None else None
+        out.append(
+            _row_out(
+                GpuPodOut,
+                g,
+                recommended_gpus=c.gpu_recommended if c is not None else None,
+                suggested_mig=row.gpu_suggested_resource if row is not None else None,
+            )
+        )
+    return out
 
 
 def waste(data: ConsoleData) -> list[WasteOut]:
@@ -641,12 +667,15 @@ def costs(data: ConsoleData) -> CostsOut:
 
 def gpu(data: ConsoleData) -> GpuOut:
     nodes = gpu_nodes(data)
+    pods = gpu_pods(data)
     return GpuOut(
         meta=meta(data),
+        dcgm=bool(pods) or any(n.devices for n in nodes),
         unallocated_gpus=sum(n.unallocated_gpus for n in nodes),
         unallocated_hourly_cost=sum(n.unallocated_hourly_cost for n in nodes),
+        workloads=[gpu_workload_out(r) for r in data.workloads() if r.gpu_allocated > 0],
         nodes=nodes,
-        pods=gpu_pods(data),
+        pods=pods,
         waste=waste(data),
         costs=costs(data),
     )
@@ -662,8 +691,17 @@ def pods(data: ConsoleData) -> list[PodOut]:
     return [pod_out(p) for p in data.pods()]
 
 
-class UnknownPod(LookupError):
-    """No such pod among the workloads' pods; the message says why and where to look."""
+class Unknown(LookupError):
+    """A page or API path names nothing the console has: `what` says so (the page shows it), the message
+    adds where the API lists what there is."""
+
+    def __init__(self, what: str, api_hint: str) -> None:
+        super().__init__(f"{what}; {api_hint}")
+        self.what = what
+
+
+class UnknownPod(Unknown):
+    """No such pod among the workloads' pods; `what` says why."""
 
 
 def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAULT_POINTS) -> PodDetailOut:
@@ -678,8 +716,8 @@ def pod_detail(data: ConsoleData, namespace: str, name: str, points: int = DEFAU
         )
         why = f": {skipped.reason}" if skipped is not None else ""
         raise UnknownPod(
-            f"pod {namespace}/{name} is not a pod of any workload in the console data{why}; "
-            "GET /api/pods lists the known pods"
+            f"pod {namespace}/{name} is not a pod of any workload in the console data{why}",
+            "GET /api/pods lists the known pods",
         )
     return PodDetailOut(pod=pod_out(detail.pod), charts=[chart_out(c, points) for c in detail.charts])
 
@@ -700,7 +738,7 @@ def chart_out(chart: Chart, points: int) -> ChartOut:
     )
 
 
-class UnknownWorkload(LookupError):
+class UnknownWorkload(Unknown):
     """No such workload among the recommendations."""
 
 
@@ -729,7 +767,7 @@ def workload_detail(
     if row is None:
         where = f" in cluster {cluster!r}" if cluster else ""
         raise UnknownWorkload(
-            f"no recommendation for workload {namespace}/{kind}/{name}{where}; GET /api/overview lists them"
+            f"no recommendation for workload {namespace}/{kind}/{name}{where}", "GET /api/overview lists them"
         )
     detail = data.workload_detail(row.workload)
     f = detail.forecast if detail is not None else None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import urllib3
 
 
@@ -21,3 +24,25 @@ def describe(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None) or type(exc).__name__
     code = status_code(exc)
     return f"HTTP {code} {reason}" if code is not None else f"{reason}: {exc}"
+
+
+class KubeApiError(Exception):
+    """An API call failed (an HTTP status, or the connection under it); the message names what failed.
+    `status`: the HTTP status, None for a transport failure."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@contextmanager
+def failing_as(what: str) -> Iterator[None]:
+    """Turns an API or transport failure into a KubeApiError `<what>: <how it failed>`; others pass."""
+    try:
+        yield
+    except KubeApiError:
+        raise
+    except Exception as exc:
+        if api_error(exc):
+            raise KubeApiError(f"{what}: {describe(exc)}", status_code(exc)) from exc
+        raise

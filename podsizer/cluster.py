@@ -14,11 +14,12 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from podsizer.api import API_GROUP, API_VERSION, PLURAL, WorkloadRef
+from podsizer.api import WorkloadRef
 from podsizer.api.index import RecommendationIndex
 from podsizer.api.quantity import parse
-from podsizer.informer import Informer, WatchLike
 from podsizer.keys import ours
+from podsizer.kube.resources import DEPLOYMENT_CONFIGS, RECOMMENDATIONS, ROLLOUTS
+from podsizer.kube.watch import Informer, WatchLike, custom_object_lister
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import UNCONTROLLED, ControllerRef, controller_of
 from podsizer.podspec import CurrentResources
@@ -489,17 +490,8 @@ def start_cluster_watches(
     core = client.CoreV1Api(api_client)
     apps = client.AppsV1Api(api_client)
     batch = client.BatchV1Api(api_client)
-    custom = client.CustomObjectsApi(api_client)
-
-    def custom_lister(group: str, version: str, plural: str) -> Callable[..., Any]:
-        def list_fn(**kwargs: Any) -> Any:
-            return custom.list_cluster_custom_object(group, version, plural, **kwargs)
-
-        list_fn.__doc__ = "Custom objects list; the watch treats it like any list_* call."
-        return list_fn
-
     specs: list[tuple[str, Callable[..., Any], Any]] = [
-        ("recommendations", custom_lister(API_GROUP, API_VERSION, PLURAL), CrdWatchLoader(holder, clock)),
+        ("recommendations", custom_object_lister(api_client, RECOMMENDATIONS), CrdWatchLoader(holder, clock)),
         ("replicasets", apps.list_replica_set_for_all_namespaces, owners.handler("ReplicaSet")),
         (
             "replicationcontrollers",
@@ -517,7 +509,7 @@ def start_cluster_watches(
         ("deployments", apps.list_deployment_for_all_namespaces, metadata.handler("Deployment")),
         ("statefulsets", apps.list_stateful_set_for_all_namespaces, metadata.handler("StatefulSet")),
         ("daemonsets", apps.list_daemon_set_for_all_namespaces, metadata.handler("DaemonSet")),
-        ("rollouts", custom_lister("argoproj.io", "v1alpha1", "rollouts"), metadata.handler("Rollout")),
+        ("rollouts", custom_object_lister(api_client, ROLLOUTS), metadata.handler("Rollout")),
         (
             "jobs",  # a CronJob's new Job pods resolve from memory, never an API call per admission
             batch.list_job_for_all_namespaces,
@@ -526,7 +518,7 @@ def start_cluster_watches(
         ("cronjobs", batch.list_cron_job_for_all_namespaces, metadata.handler("CronJob")),
         (
             "deploymentconfigs",
-            custom_lister("apps.openshift.io", "v1", "deploymentconfigs"),
+            custom_object_lister(api_client, DEPLOYMENT_CONFIGS),
             metadata.handler("DeploymentConfig"),
         ),
     ]

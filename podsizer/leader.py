@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from podsizer.apierrors import status_code
+from podsizer.kube.times import format_micro, parse_time
+
 log = logging.getLogger("podsizer.leader")
 
 Clock = Callable[[], datetime]
@@ -26,19 +29,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def micro_time(value: datetime) -> str:
-    """RFC 3339 with exactly six fractional digits, as metav1.MicroTime requires."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _parse_time(value: Any) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, str):
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        return parse_time(value)
     raise ValueError(f"unexpected time value {value!r}")
 
 
@@ -108,11 +105,6 @@ def read_record(lease: Any) -> LeaseRecord:
     )
 
 
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    return status if isinstance(status, int) else None
-
-
 class LeaderElector:
     """One candidate for the Lease `namespace/name`; try_acquire_or_renew() is one election step."""
 
@@ -168,8 +160,8 @@ class LeaderElector:
             "spec": {
                 "holderIdentity": self.identity,
                 "leaseDurationSeconds": self.lease_duration,
-                "acquireTime": micro_time(acquire),
-                "renewTime": micro_time(renew),
+                "acquireTime": format_micro(acquire),
+                "renewTime": format_micro(renew),
                 "leaseTransitions": transitions,
             },
         }
@@ -188,7 +180,7 @@ class LeaderElector:
         try:
             held = self._step(now)
         except Exception as exc:  # an unreachable apiserver must not kill the elector
-            if _status(exc) is None and not isinstance(exc, OSError):
+            if status_code(exc) is None and not isinstance(exc, OSError):
                 log.exception("lease %s/%s: unexpected error", self.namespace, self.name)
             else:
                 log.warning("lease %s/%s: %s", self.namespace, self.name, exc)
@@ -214,12 +206,12 @@ class LeaderElector:
         try:
             lease = self.api.read_namespaced_lease(self.name, self.namespace)
         except Exception as exc:
-            if _status(exc) != 404:
+            if status_code(exc) != 404:
                 raise
             try:
                 self.api.create_namespaced_lease(self.namespace, self._body(now, now, 0, None))
             except Exception as create_exc:
-                if _status(create_exc) == 409:
+                if status_code(create_exc) == 409:
                     return False
                 raise
             self._observed, self._observed_at = None, now
@@ -242,7 +234,7 @@ class LeaderElector:
                 self.name, self.namespace, self._body(acquire, now, transitions, record.resource_version)
             )
         except Exception as exc:
-            if _status(exc) == 409:
+            if status_code(exc) == 409:
                 return False
             raise
         return True

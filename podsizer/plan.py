@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC
 from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
@@ -21,6 +20,7 @@ from podsizer.baseline import Baseline, original_pod, rebase
 from podsizer.bounds import BoundsError, clip, clip_count, policy_for
 from podsizer.keys import APPLIED_KEY as APPLIED_KEY
 from podsizer.keys import DRY_RUN_KEY as DRY_RUN_KEY
+from podsizer.kube.times import format_time
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve
 from podsizer.plausibility import Guard, Replan, guard_changes
@@ -340,7 +340,7 @@ def change_record(changes: Sequence[Change], rec: Recommendation) -> dict[str, o
     """What podsizer.io/applied and podsizer.io/dry-run hold: the changes and their Recommendation."""
     return {
         "recommendation": rec.name,
-        "generatedAt": rec.generated_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "generatedAt": format_time(rec.generated_at),
         "sizingMode": rec.sizing_mode,
         "changes": [c.to_json() for c in changes],
     }

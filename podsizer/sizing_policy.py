@@ -1,91 +1,149 @@
-"""Tunable sizing parameters with their documented defaults (the settings loader fills these)."""
+"""The sizing knobs, each declared once: type, default, bounds, unit and help (settings are made of them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
+from annotated_types import Ge, Gt, Le, Lt
+
+from podsizer.knobs import Knob, Unit
 from podsizer.plausibility import DEFAULT_MAX_CPU_CORES, DEFAULT_MAX_GPUS, DEFAULT_MAX_MEMORY_BYTES, Ceilings
+
+BOUNDS = "sizing: percentiles, margins and bounds"
+CONFIDENCE = "sizing: confidence"
+GPU = "sizing: GPU"
+BURST = "sizing: burst path"
+COST = "sizing: forecast and cost"
 
 
 @dataclass(frozen=True)
 class SizingPolicy:
-    """All knobs of the sizing logic. Units: cores, bytes, fractions, hours, days.
+    """All knobs of the sizing logic, each with its default, bounds and help below. Units: cores,
+    bytes, fractions, hours, days. What the help lines leave out:
 
-    Static sizing (workloads without a horizontal autoscaler):
-      cpu_percentile / memory_percentile   which point of the usage distribution (0.99 = P99)
-      cpu_margin / memory_margin           safety margin added on top (0.15 = +15 %)
-      cpu_min_cores / memory_min_bytes     floors (10m, 32Mi)
-      oom_bump_factor / oom_bump_min_bytes after an OOM kill, memory >= max(kill x 1.2, kill + 100Mi)
-      memory_limit_factor                  memory limit = request x 1.25
-      cpu_limit_factor                     None (default): no CPU limit is written, because CPU limits
-                                           throttle (CFS quota) even on idle nodes; set e.g. 2.0 to
-                                           write limit = request x 2.0
-    Confidence:
-      confidence_full_days / confidence_full_samples   history that counts as full confidence (7 d, 1000)
-      cronjob_full_runs                    batch workloads (CronJob, Job): runs seen for full confidence
-                                           (5), instead of days and samples: runs are short
-      confidence_threshold                 below it the container is marked low_confidence (the
-                                           webhook does not apply those)
+      cpu_limit_factor        None: no CPU limit is written, because CPU limits throttle (CFS quota)
+                              even on idle nodes; a factor f writes limit = request x f
+      oom_bump_*              after an OOM kill, memory >= max(kill x factor, kill + min bytes)
+      confidence_threshold    a container below it is low_confidence (the webhook does not apply it)
+      cronjob_full_runs       batch workloads (CronJob, Job) count runs instead of days and samples:
+                              runs are short
       confidence_multiplier / confidence_exponent / confidence_max_widening
-                                           VPA-style widening for thin history: estimate x
-                                           ((1 + m/d) / (1 + m/full_days))^e, d = confidence x
-                                           confidence_full_days, capped at x2.0 (1.0 at full confidence)
-    GPU:
-      gpu_effective_use_threshold          NVIDIA: SM activity >= 0.8 is effective use; GPU count =
-                                           ceil(sum of activity p95 / 0.8), bounded by the allocation
-      mig_memory_headroom                  framebuffer peak x 1.15 must fit the MIG slice's memory
-      mig_usable_memory_fraction           cap on the part of a slice's nominal size counted as usable
-                                           (A100/H100 slices expose ~95 %: 1g.10gb ~ 9.5 GiB; H200 and
-                                           H100 NVL tables already use 0.88); lower it to be stricter
-      mig_activity_ceiling                 activity p95 rescaled to the slice must stay <= 0.8
-      gpu_idle_threshold / gpu_idle_window_hours   idle = activity < 0.05 for the trailing 1 h
-    Plausibility (shared with the pod plan; the largest node's allocatable wins where a source knows it):
-      max_cpu_cores / max_memory_bytes / max_gpus   ceilings no recommendation exceeds (256, 4Ti, 16)
-    Burst path (recommender/sizing/burst.py; on in the balanced and aggressive profiles):
-      cpu_burst_path                       size bursty CPU at its sustained level (False: off)
-      cpu_burst_ratio                      bursty: p99 at least ratio x the sustained level (4.0)
-      cpu_burst_max_share                  the sustained level leaves at most this share of the time
-                                           above it (0.10: p90 or p95)
-      cpu_burst_min_cores                  and p99 is at least this far above it (0.1 cores)
-    Forecast / cost:
-      forecast_horizon_days                7 (PODSIZER_FORECAST_HORIZON_DAYS)
-      forecast_feed_days                   a certain rising trend of daily peaks raises the request to
-                                           cover this many days ahead (2; 0: off; forecast.py)
-      default_gpu_hourly_price             0.95 $/GPU-hour (OpenCost's default) for unknown instance types
-      spot_discount                        spot estimate = on-demand x (1 - 0.65) when no spot price is known
+                              VPA-style widening for thin history: estimate x
+                              ((1 + m/d) / (1 + m/full_days))^e, d = confidence x confidence_full_days,
+                              capped at the max widening (1.0 at full confidence)
+      gpu_effective_use_threshold   NVIDIA SM activity counted as effective use; GPU count =
+                              ceil(sum of activity p95 / threshold), bounded by the allocation
+      mig_memory_headroom     framebuffer peak x (1 + headroom) must fit the MIG slice's memory
+      mig_usable_memory_fraction    cap on the part of a slice's nominal size counted as usable
+                              (A100/H100 slices expose ~95 %: 1g.10gb ~ 9.5 GiB; H200 and H100 NVL
+                              tables already use 0.88); lower it to be stricter
+      mig_activity_ceiling    activity p95 rescaled to the slice must stay at or below it
+      gpu_idle_*              idle = activity below the threshold for the trailing window
+      max_cpu_cores / max_memory_bytes / max_gpus   the plausibility ceilings, settings of every role
+                              (podsizer.settings.base; the largest node's allocatable wins where known)
+      cpu_burst_*             the burst path (recommender/sizing/burst.py; on in the balanced and
+                              aggressive profiles)
+      forecast_feed_days      forecast.py; 0: off
+      default_gpu_hourly_price      OpenCost's default
     """
 
-    cpu_percentile: float = 0.99
-    memory_percentile: float = 0.99
-    cpu_margin: float = 0.15
-    memory_margin: float = 0.15
-    cpu_min_cores: float = 0.01
-    memory_min_bytes: float = 32 * 1024 * 1024
-    oom_bump_factor: float = 1.2
-    oom_bump_min_bytes: float = 100 * 1024 * 1024
-    memory_limit_factor: float = 1.25
-    cpu_limit_factor: float | None = None
-    confidence_threshold: float = 0.5
-    confidence_full_days: float = 7.0
-    confidence_full_samples: int = 1000
-    cronjob_full_runs: int = 5
-    confidence_multiplier: float = 1.0
-    confidence_exponent: float = 1.0
-    confidence_max_widening: float = 2.0
-    gpu_effective_use_threshold: float = 0.8
-    mig_memory_headroom: float = 0.15
-    mig_usable_memory_fraction: float = 0.95
-    mig_activity_ceiling: float = 0.8
-    gpu_idle_threshold: float = 0.05
-    gpu_idle_window_hours: float = 1.0
-    forecast_horizon_days: float = 7.0
-    forecast_feed_days: float = 2.0
-    cpu_burst_path: bool = False
-    cpu_burst_ratio: float = 4.0
-    cpu_burst_max_share: float = 0.1
-    cpu_burst_min_cores: float = 0.1
-    default_gpu_hourly_price: float = 0.95
-    spot_discount: float = 0.65
+    cpu_percentile: Annotated[float, Gt(0), Le(1), Knob("CPU percentile", BOUNDS)] = 0.99
+    memory_percentile: Annotated[float, Gt(0), Le(1), Knob("memory percentile", BOUNDS)] = 0.99
+    cpu_margin: Annotated[float, Ge(0), Knob("CPU safety margin (0.15 = +15 %)", BOUNDS)] = 0.15
+    memory_margin: Annotated[float, Ge(0), Knob("memory safety margin", BOUNDS)] = 0.15
+    cpu_min_cores: Annotated[float, Ge(0), Knob("CPU floor (cores or 10m)", BOUNDS, Unit.CORES)] = 0.01
+    memory_min_bytes: Annotated[float, Ge(0), Knob("memory floor (bytes or 32Mi)", BOUNDS, Unit.BYTES)] = (
+        32 * 1024 * 1024
+    )
+    oom_bump_factor: Annotated[float, Ge(1), Knob("memory x after an OOM kill", BOUNDS)] = 1.2
+    oom_bump_min_bytes: Annotated[
+        float, Ge(0), Knob("at least this much more memory after an OOM kill", BOUNDS, Unit.BYTES)
+    ] = 100 * 1024 * 1024
+    memory_limit_factor: Annotated[float, Ge(1), Knob("memory limit = request x this", BOUNDS)] = 1.25
+    cpu_limit_factor: Annotated[
+        float | None, Ge(1), Knob("CPU limit = request x this (empty: no CPU limit)", BOUNDS)
+    ] = None
+    confidence_threshold: Annotated[
+        float, Ge(0), Le(1), Knob("below it a recommendation is low-confidence", CONFIDENCE)
+    ] = 0.5
+    confidence_full_days: Annotated[float, Gt(0), Knob("days of history for full confidence", CONFIDENCE)] = (
+        7.0
+    )
+    confidence_full_samples: Annotated[int, Gt(0), Knob("samples for full confidence", CONFIDENCE)] = 1000
+    cronjob_full_runs: Annotated[
+        int,
+        Gt(0),
+        Knob("CronJob/Job runs seen for full confidence (batch work: runs, not days or samples)", CONFIDENCE),
+    ] = 5
+    confidence_multiplier: Annotated[
+        float, Ge(0), Knob("widening for thin history: multiplier", CONFIDENCE)
+    ] = 1.0
+    confidence_exponent: Annotated[float, Ge(0), Knob("widening for thin history: exponent", CONFIDENCE)] = (
+        1.0
+    )
+    confidence_max_widening: Annotated[float, Ge(1), Knob("widening cap", CONFIDENCE)] = 2.0
+    gpu_effective_use_threshold: Annotated[
+        float, Gt(0), Le(1), Knob("SM activity counted as full use", GPU)
+    ] = 0.8
+    mig_memory_headroom: Annotated[float, Ge(0), Knob("framebuffer headroom for a MIG slice", GPU)] = 0.15
+    mig_usable_memory_fraction: Annotated[
+        float, Gt(0), Le(1), Knob("usable part of a MIG slice's memory", GPU)
+    ] = 0.95
+    mig_activity_ceiling: Annotated[
+        float, Gt(0), Le(1), Knob("max activity rescaled to a MIG slice", GPU)
+    ] = 0.8
+    gpu_idle_threshold: Annotated[float, Ge(0), Le(1), Knob("GPU activity below this is idle", GPU)] = 0.05
+    gpu_idle_window_hours: Annotated[float, Gt(0), Knob("hours idle before a GPU pod is flagged", GPU)] = 1.0
+    forecast_horizon_days: Annotated[float, Gt(0), Knob("forecast horizon in days", COST)] = 7.0
+    forecast_feed_days: Annotated[
+        float,
+        Ge(0),
+        Le(30),
+        Knob(
+            "a certain rising trend of daily peaks raises the request to cover this many days ahead "
+            "(0: off); never lowers it",
+            COST,
+        ),
+    ] = 2.0
+    cpu_burst_path: Annotated[
+        bool,
+        Knob(
+            "bursty CPU (short bursts far above its sustained level) is requested at the sustained level; "
+            "bursts run on node headroom or under the CPU limit (--profile balanced and aggressive: on)",
+            BURST,
+        ),
+    ] = False
+    cpu_burst_ratio: Annotated[
+        float,
+        Gt(1),
+        Knob("burst path: bursty when the CPU p99 is at least this x the sustained level", BURST),
+    ] = 4.0
+    cpu_burst_max_share: Annotated[
+        float,
+        Gt(0),
+        Le(0.5),
+        Knob(
+            "burst path: the sustained level (p95, p90 or p50) leaves at most this share of the time "
+            "above it",
+            BURST,
+        ),
+    ] = 0.1
+    cpu_burst_min_cores: Annotated[
+        float,
+        Ge(0),
+        Knob(
+            "burst path: the CPU p99 is at least this far above the sustained level (cores or 100m)",
+            BURST,
+            Unit.CORES,
+        ),
+    ] = 0.1
+    default_gpu_hourly_price: Annotated[float, Ge(0), Knob("$/GPU-hour for unknown instance types", COST)] = (
+        0.95
+    )
+    spot_discount: Annotated[
+        float, Ge(0), Lt(1), Knob("spot price = on-demand x (1 - this) if unknown", COST)
+    ] = 0.65
     max_cpu_cores: float = DEFAULT_MAX_CPU_CORES
     max_memory_bytes: float = DEFAULT_MAX_MEMORY_BYTES
     max_gpus: float = DEFAULT_MAX_GPUS

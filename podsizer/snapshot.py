@@ -53,6 +53,10 @@ class RecommendationSnapshot:
     def get(self, ref: WorkloadRef) -> Recommendation | None:
         return self.by_target.get(ref.in_cluster(""))
 
+    def has(self, ref: WorkloadRef) -> bool:
+        """Whether `ref` has a Recommendation: the store as the owner resolver asks it (resolve_pod)."""
+        return self.get(ref) is not None
+
     def __len__(self) -> int:
         return len(self.by_target)
 

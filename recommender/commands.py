@@ -23,7 +23,15 @@ from types import FrameType
 from typing import TYPE_CHECKING, cast
 
 from podsizer.leader import Leadership
-from podsizer.settings import RecommenderSettings, add_arguments, flag_name, load_from_args, setting_error
+from podsizer.settings import (
+    ONE_RUN_ONLY,
+    RUN_ONLY,
+    RecommenderSettings,
+    add_arguments,
+    flag_name,
+    load_from_args,
+    setting_error,
+)
 from recommender.clusters import bounds_in, cluster_sources, progress_in
 from recommender.health import Heartbeat
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
@@ -75,7 +83,7 @@ def add_recommend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wide", action="store_true", help="table: every column, limits and reasons")
     parser.add_argument("--write", action="store_true", help="also write the recommendations to the store")
     parser.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
-    add_arguments(parser, RecommenderSettings)
+    add_arguments(parser, RecommenderSettings, unlisted=RUN_ONLY)
 
 
 def run_recommend(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:
@@ -233,7 +241,7 @@ def _report_rejections(source: MetricsSource) -> None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--once", action="store_true", help="one run, then exit (status 1 if it failed)")
-    add_arguments(parser, RecommenderSettings)
+    add_arguments(parser, RecommenderSettings, unlisted=ONE_RUN_ONLY)
 
 
 def run_loop(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:

@@ -28,7 +28,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY, MODE_KEY
 from podsizer.settings import RecommenderSettings
 from recommender.commands import one_run
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.raw import PodInfo, RawDataset
 from recommender.model.samples import owner_graph
 from recommender.output.report import render
@@ -190,12 +190,12 @@ def demo(out: Path, target: WorkloadRef) -> DemoResult:
     """Run the whole demo, printing each step, and return what it produced."""
     from certs.generate import generate_bundle, write_bundle
     from certs.reload import ReloadingTLS
+    from podsizer.cluster import OwnerCache
     from podsizer.settings import WebhookSettings
+    from podsizer.snapshot import SnapshotHolder
     from webhook.app import create_app
-    from webhook.cluster import OwnerCache
     from webhook.file_store import FileStoreLoader
     from webhook.server import ServerThread
-    from webhook.store import SnapshotHolder
 
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     out.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from podsizer.owners import Skipped
 from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN
 from podsizer.policy import PlanPolicy
-from podsizer.settings import RecommenderSettings, add_arguments
+from podsizer.settings import RUN_ONLY, RecommenderSettings, add_arguments
 from podsizer.sizing_policy import SizingPolicy
 from recommender.commands import DEFAULT_WIRING, empty_scope_status, load_settings, one_run, terminal_width
 from recommender.model import SourceError
@@ -50,7 +50,7 @@ def add_explain_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", default="", help="the workload's cluster (instead of a CLUSTER: prefix)")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="default: text")
     parser.add_argument("--no-progress", action="store_true", help="no progress indicator on stderr")
-    add_arguments(parser, RecommenderSettings)
+    add_arguments(parser, RecommenderSettings, unlisted=RUN_ONLY)
 
 
 def run_explain(args: argparse.Namespace, wiring: Wiring = DEFAULT_WIRING) -> int:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
 from podsizer.owners import OwnerGraph, Skipped
 from podsizer.scope import KeyAlias, Scope, scope_of
 from podsizer.settings import RecommenderSettings, SettingsError, env_name, setting_error
@@ -84,7 +84,7 @@ def build_source(settings: RecommenderSettings, now: datetime) -> MetricsSource:
     `now` is the window's end (as_of when set: the demo data ends there)."""
     source: MetricsSource
     if settings.source == "demo":
-        from recommender.input.demo import DemoSource
+        from recommender.input.demo_cluster import DemoSource
 
         source = DemoSource(now, days=max(1, math.ceil(settings.window_days)), recency=recency_of(settings))
     elif settings.source == "file":
@@ -266,8 +266,9 @@ def build_prices(settings: RecommenderSettings) -> PriceTable:
     """The shipped price table with price_file merged over it."""
     from recommender.sizing.cost import PriceTable, PriceTableError
 
+    policy = settings.to_sizing_policy()
     try:
-        return PriceTable.load(settings.price_file, settings.default_gpu_hourly_price, settings.spot_discount)
+        return PriceTable.load(settings.price_file, policy.default_gpu_hourly_price, policy.spot_discount)
     except (PriceTableError, ValueError) as exc:
         raise setting_error("price_file", str(exc)) from exc
 

@@ -31,11 +31,26 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
   echo "system-deps: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
+  # The packages would start their system services (prometheus, victoria-metrics) on their default ports;
+  # the tests start their own on free ports. A policy-rc.d that refuses (exit 101) stops the packages'
+  # scripts from starting any service, and nothing already running is touched. Any policy-rc.d of the
+  # machine's own is put back afterwards.
+  policy=/usr/sbin/policy-rc.d
+  saved=""
+  if [ -e "$policy" ]; then
+    saved="$(mktemp)"
+    cp -p "$policy" "$saved"
+  fi
+  restore_policy() {
+    if [ -n "$saved" ]; then mv -f "$saved" "$policy"; else rm -f "$policy"; fi
+  }
+  trap restore_policy EXIT
+  printf '#!/bin/sh\n# podsizer system-deps.sh: no service starts during this install\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-  # The packages may start system services; the tests start their own on free ports.
-  pkill -x prometheus 2>/dev/null || true
-  pkill -x victoria-metrics 2>/dev/null || true
+  restore_policy
+  trap - EXIT
 fi
 # pause.c is linked statically: the compiler and the static C library must both work.
 gcc_static() {

@@ -24,6 +24,7 @@ from tests.controlplane.fixtures import (
 )
 from tests.controlplane.node.fixtures import node_parts_ready, real_node, real_node_session
 from tests.controlplane.rollouts import argo_rollouts, argo_rollouts_build
+from tests.support.watch import stop
 
 __all__ = [
     "admin_client",
@@ -35,6 +36,7 @@ __all__ = [
     "podsizer_crds",
     "real_node",
     "real_node_session",
+    "stop",
 ]
 REALNODE = "realnode"
 

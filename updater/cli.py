@@ -16,8 +16,8 @@ from typing import Any, cast
 from prometheus_client import CollectorRegistry, start_http_server
 
 from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
-from podsizer.informer import Informer
-from podsizer.kubeconfig import kube_api_client
+from podsizer.kube.client import kube_api_client
+from podsizer.kube.watch import Informer
 from podsizer.leader import AlwaysLeader, LeaderElector, Leadership, LeaseApi
 from podsizer.settings import UpdaterSettings, load_from_args, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments

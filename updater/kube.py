@@ -10,6 +10,10 @@ from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from podsizer.api import WorkloadRef
+from podsizer.apierrors import KubeApiError, status_code
+from podsizer.kube.objects import CustomObjectClient
+from podsizer.kube.resources import POD_METRICS
+from podsizer.kube.times import format_seconds
 from podsizer.podspec import quantity
 
 log = logging.getLogger("podsizer.updater.kube")
@@ -53,7 +57,7 @@ class UpdaterApi(Protocol):
 
 
 def _outcome(exc: Exception) -> tuple[Outcome, str]:
-    status = getattr(exc, "status", None)
+    status = status_code(exc)
     body = str(getattr(exc, "body", "") or exc)[:500]
     if status == 429:
         return "pdb-blocked", body  # the Eviction API's answer when a PodDisruptionBudget forbids it
@@ -67,7 +71,7 @@ def _outcome(exc: Exception) -> tuple[Outcome, str]:
 
 
 class KubeApi:
-    """UpdaterApi over the kubernetes client (CoreV1Api, CustomObjectsApi for metrics.k8s.io)."""
+    """UpdaterApi over the kubernetes client (CoreV1Api; metrics.k8s.io through podsizer.kube.objects)."""
 
     def __init__(
         self,
@@ -79,7 +83,7 @@ class KubeApi:
         from kubernetes import client
 
         self.core = client.CoreV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
+        self.metrics = CustomObjectClient.of(api_client, POD_METRICS)
         self.component = component
         self.instance = instance
         self.clock = clock
@@ -104,7 +108,7 @@ class KubeApi:
         return "done", ""
 
     def event(self, subject: Subject, type_: EventType, reason: str, message: str) -> None:
-        now = self.clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = format_seconds(self.clock())
         involved = {"apiVersion": subject.api_version, "kind": subject.kind, "name": subject.name}
         involved["namespace"] = subject.namespace
         if subject.uid:
@@ -132,10 +136,8 @@ class KubeApi:
     def usage(self, namespace: str, name: str) -> Mapping[str, Decimal] | None:
         """Memory working set per container from metrics.k8s.io (metrics-server); None when unavailable."""
         try:
-            found = self.custom.get_namespaced_custom_object(
-                "metrics.k8s.io", "v1beta1", namespace, "pods", name
-            )
-        except Exception as exc:
+            found = self.metrics.get(namespace, name)
+        except KubeApiError as exc:
             log.debug("usage of %s/%s: %s", namespace, name, exc)
             return None
         return container_memory(found)

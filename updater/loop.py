@@ -110,7 +110,7 @@ class Updater:
             namespace, _ = name_of(pod)
             if not running(pod) or namespace_excluded(namespace, self.config.excluded_namespaces):
                 continue
-            ref = resolve_pod(pod, namespace, self.owners, lambda r: snapshot.get(r) is not None)
+            ref = resolve_pod(pod, namespace, self.owners, snapshot.has)
             rec = snapshot.get(ref) if ref is not None else None
             if ref is not None and rec is not None:
                 out.append(Candidate(pod, ref, rec))

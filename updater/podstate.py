@@ -1,21 +1,12 @@
-"""What a running pod's JSON says about its state: times, age, phase, readiness, termination."""
+"""What a running pod's JSON says about its state: age, phase, readiness, termination."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 time of the API (Z or an offset), as an aware datetime; None when unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+from podsizer.kube.times import read_time
 
 
 def mapping(value: object) -> Mapping[str, Any]:
@@ -30,8 +21,8 @@ def name_of(pod: Mapping[str, Any]) -> tuple[str, str]:
 
 def pod_age(pod: Mapping[str, Any], now: datetime) -> timedelta | None:
     """Since status.startTime, else metadata.creationTimestamp; None when neither is readable."""
-    started = parse_time(mapping(pod.get("status")).get("startTime"))
-    started = started or parse_time(mapping(pod.get("metadata")).get("creationTimestamp"))
+    started = read_time(mapping(pod.get("status")).get("startTime"))
+    started = started or read_time(mapping(pod.get("metadata")).get("creationTimestamp"))
     return None if started is None else now - started
 
 

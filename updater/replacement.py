@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from podsizer.baseline import recorded
 from podsizer.keys import APPLIED_KEY
+from podsizer.kube.times import read_time
 from podsizer.plan import plan_pod, pod_metadata
-from updater.podstate import mapping, parse_time
+from updater.podstate import mapping
 from updater.threshold import running_changes, significant
 
 if TYPE_CHECKING:  # decide imports this module
@@ -56,7 +57,7 @@ def not_sized_at_admission(
     failed open, timed out, or does not select the pod), so evicting it would bring it back the same."""
     if last_eviction is None:
         return False
-    created = parse_time(mapping(pod.get("metadata")).get("creationTimestamp"))
+    created = read_time(mapping(pod.get("metadata")).get("creationTimestamp"))
     if created is None or created <= last_eviction:
         return False
     return not recorded(pod_metadata(pod).annotations, recommendation)

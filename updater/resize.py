@@ -8,9 +8,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from podsizer.kube.times import read_time
 from podsizer.podspec import Change, Section, container_slots, quantity
 from podsizer.resources import CPU, CPU_MEMORY, MEMORY
-from updater.podstate import mapping, parse_time
+from updater.podstate import mapping
 
 ResizeState = Literal["none", "pending", "in-progress", "deferred", "infeasible"]
 _OLD_STATUS: Mapping[str, ResizeState] = {  # status.resize, 1.27-1.32 (removed in 1.33)
@@ -41,7 +42,7 @@ def resize_status(pod: Mapping[str, object]) -> ResizeStatus:
     for cond in _conditions(pod):
         if cond.get("status") != "True":
             continue
-        since, message = parse_time(cond.get("lastTransitionTime")), str(cond.get("message") or "")
+        since, message = read_time(cond.get("lastTransitionTime")), str(cond.get("message") or "")
         if cond.get("type") == "PodResizePending":
             state: ResizeState = "infeasible" if cond.get("reason") == "Infeasible" else "deferred"
             return ResizeStatus(state, since, message)

@@ -22,13 +22,13 @@ from podsizer.modes import (
     opted_out,
     resolve,
 )
+from podsizer.owners import ControllerLookup, resolve_pod
 from podsizer.plan import APPLIED_KEY, EXCLUDED, mode_skip, plan_pod, pod_metadata
 from podsizer.plausibility import Guard
 from podsizer.podspec import Change, containers_shape
 from podsizer.policy import PlanPolicy
-from webhook.owners import OwnerLookup, resolve_workload
+from podsizer.snapshot import SnapshotProvider
 from webhook.patch import Op, PatchBuilder
-from webhook.store import SnapshotProvider
 from webhook.wire import AdmissionRequest, AdmissionReview, build_response
 from webhook.writer import changes_to_patch, roomy, write_record
 
@@ -187,7 +187,7 @@ class Admitter:
         self,
         config: AdmissionConfig,
         snapshots: SnapshotProvider,
-        owners: OwnerLookup,
+        owners: ControllerLookup,
         metadata: MetadataLookup,
         cache_size: int = DECISION_CACHE_SIZE,
         policies: ClusterPolicyLookup | None = None,
@@ -284,7 +284,7 @@ class Admitter:
         if opted_out(ns_meta):
             return _skip(EXCLUDED["namespace"])
         snapshot = self.snapshots.current()
-        workload = resolve_workload(pod, namespace, self.owners, snapshot)
+        workload = resolve_pod(pod, namespace, self.owners, snapshot.has if snapshot is not None else None)
         if workload is None:
             return _skip("no-workload")
         resolved = resolve(self.config.policy, own, self.metadata.workload(workload), ns_meta)

@@ -16,13 +16,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from starlette.requests import ClientDisconnect
 
 from podsizer.modes import MetadataLookup, NoMetadata
+from podsizer.owners import ControllerLookup
 from podsizer.policy import PlanPolicy
 from podsizer.settings import WebhookSettings
+from podsizer.snapshot import SnapshotProvider
 from webhook.admission import DECISION_CACHE_SIZE, AdmissionConfig, Admitter, Decision, DecisionCache
 from webhook.fairqueue import SmallestFirst
 from webhook.metrics import WebhookMetrics
-from webhook.owners import OwnerLookup
-from webhook.store import SnapshotProvider
 from webhook.wire import ADMISSION_API_VERSION, ADMISSION_KIND, BadReview, parse_review, shortened
 
 log = logging.getLogger("podsizer.webhook")
@@ -76,7 +76,7 @@ def plan_policy(settings: WebhookSettings) -> PlanPolicy:
 
 
 def admitter_for(
-    settings: WebhookSettings, snapshots: SnapshotProvider, owners: OwnerLookup, metadata: MetadataLookup
+    settings: WebhookSettings, snapshots: SnapshotProvider, owners: ControllerLookup, metadata: MetadataLookup
 ) -> Admitter:
     config = AdmissionConfig(plan_policy(settings), settings.excluded_namespace_set)
     admitter = Admitter(config, snapshots, owners, metadata)
@@ -159,7 +159,7 @@ def refused_calls(app: FastAPI) -> RefusedCalls:
 def create_app(
     settings: WebhookSettings,
     snapshot_provider: SnapshotProvider,
-    owner_cache: OwnerLookup,
+    owner_cache: ControllerLookup,
     metrics_registry: CollectorRegistry,
     clock: Callable[[], datetime],
     metadata: MetadataLookup | None = None,

@@ -10,16 +10,16 @@ from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry
 
-from podsizer.kubeconfig import kube_api_client
+from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
+from podsizer.kube.client import kube_api_client
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
+from podsizer.snapshot import SnapshotHolder
 from webhook.app import create_app, refused_calls
 from webhook.certwatch import watch_certificate
-from webhook.cluster import MetadataCache, OwnerCache, start_cluster_watches
 from webhook.file_store import FileStoreLoader
 from webhook.server import connection_limits, reloading_tls, serve
-from webhook.store import SnapshotHolder
 
 log = logging.getLogger("podsizer.webhook")
 

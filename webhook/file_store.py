@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from webhook.store import SnapshotHolder, parse_store_document
+from podsizer.snapshot import SnapshotHolder, parse_store_document
 
 log = logging.getLogger("podsizer.webhook.store")
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from webhook.store import SnapshotProvider
+from podsizer.snapshot import SnapshotProvider
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 

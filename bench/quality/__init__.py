@@ -1,1 +1,1 @@
-"""The public recommendation-quality benchmark (issue 14): traces, peers, scorer, runner."""
+"""The public recommendation-quality benchmark: traces, peers, scorer, runner."""

@@ -1,4 +1,4 @@
-"""A randomised trace family (issue 24): workloads drawn from parameter distributions, so that a change that
+"""A randomised trace family: workloads drawn from parameter distributions, so that a change that
 wins on one hand-made pattern but loses elsewhere shows up.
 
 Every workload has one primary pattern family (FAMILIES, drawn with FAMILY_WEIGHTS) and common parameters
@@ -397,7 +397,7 @@ def generate(seed: int, count: int = 120) -> Cluster:
 
 
 def heavy_monday(seed: int = 24, ns: str = "heavy-day") -> Pattern:
-    """Issue 24's largest loss as one trace: 400m with 5 % noise and a daily cycle to twice that, every
+    """The benchmark's largest loss as one trace: 400m with 5 % noise and a daily cycle to twice that, every
     Monday at 3 x; T is a Monday, so the first scored day is as heavy as the first day of history."""
     c = _Ctx(np.random.default_rng([seed, 24]))
     heavy = _weekday(c) == 0

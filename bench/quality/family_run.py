@@ -1,4 +1,4 @@
-"""The randomised trace family (issue 24) scored like the hand-made benchmark, per seed and per pattern
+"""The randomised trace family scored like the hand-made benchmark, per seed and per pattern
 family, with the regression rule printed.
 
     .venv/bin/python -m bench.quality.family_run [--seeds 2001-2010] [--workloads 100] [--json out.json]
@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(SeedResult(c.seed, sum(len(p.containers) for p in c.patterns), totals))
     per_family = family_totals(clusters, scores)
     path = "in process (not Prometheus: tuning only)" if args.in_process else "a real Prometheus"
-    print(f"# podsizer on the randomised family (issue 24): seeds {', '.join(map(str, args.seeds))}\n")
+    print(f"# podsizer on the randomised family: seeds {', '.join(map(str, args.seeds))}\n")
     print(
         f"{args.workloads} workloads a seed (bench/quality/family.py), history 7 days up to T = "
         f"{t.isoformat()} through {path}, scored on the 2 days after T.\n"

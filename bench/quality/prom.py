@@ -17,10 +17,10 @@ import numpy as np
 
 from bench.quality.traces import GI, HISTORY, HISTORY_DAYS, NAMESPACE, Cluster, Pattern
 from podsizer.api import WorkloadRef
-from recommender.input.openmetrics import backfill, write_dataset
 from recommender.model import Autoscaler, NodeInfo
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from tests.integration.prometheus.server import Server, running_prometheus
+from tests.support.openmetrics import backfill, write_dataset
 
 PROMTOOL = "/usr/bin/promtool"
 ROOT = Path(__file__).resolve().parents[2]

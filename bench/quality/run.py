@@ -4,8 +4,8 @@
                                           [--json out.json]
 
 History: 7 days up to T; scored: the 2 days after T (see bench/quality/README.md). podsizer runs once per
-profile (conservative, balanced, aggressive: podsizer/settings/profiles.py); the goals of issue 14 are
-checked on the result (bench/quality/goals.py).
+profile (conservative, balanced, aggressive: podsizer/settings/profiles.py); its goals are checked on
+the result (bench/quality/goals.py).
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (PEERS[0], PEERS[2]),
         {p: goals.unexplained(p, _containers(cluster), reason_texts[profile_tool(p)]) for p in profiles},
     )
-    print("## Goals (issue 14)\n")
+    print("## Goals\n")
     print("\n".join(g.line() for g in checked) + "\n")
     print("Every podsizer run against every peer:\n")
     print("\n".join(goal_lines(totals)) + "\n")

@@ -24,6 +24,11 @@ _DEPLOYER_NAME = re.compile(r"^.+-\d+-deploy$")
 _HOOK_NAME = re.compile(r"^.+-\d+-hook-(pre|mid|post)(-.*)?$")
 
 
+def recommendation_name(kind: str, name: str) -> str:
+    """The name of a workload's Recommendation object: <kind-lowercase>-<workload-name>."""
+    return f"{kind.lower()}-{name}"
+
+
 @dataclass(frozen=True, order=True)
 class WorkloadRef:
     """A workload: the thing a Recommendation targets. `cluster` is empty in a single-cluster setup; it is
@@ -46,8 +51,8 @@ class WorkloadRef:
 
     @property
     def recommendation_name(self) -> str:
-        """Name of this workload's Recommendation object: <kind-lowercase>-<workload-name>."""
-        return f"{self.kind.lower()}-{self.name}"
+        """Name of this workload's Recommendation object (recommendation_name)."""
+        return recommendation_name(self.kind, self.name)
 
     def __str__(self) -> str:
         where = f"{self.cluster}:" if self.cluster else ""

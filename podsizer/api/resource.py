@@ -242,16 +242,26 @@ def _fields(rec: Recommendation) -> dict[str, Any]:
     }
 
 
+def _checked(rec: Recommendation) -> RecommendationWire:
+    try:
+        fields = _fields(rec)
+    except (ValueError, OverflowError) as exc:  # a bound that cannot be formatted as a quantity (NaN, inf)
+        raise RecommendationError(f"spec.resourcePolicy: {exc}") from exc
+    return _validate(fields)
+
+
+def check_recommendation(rec: Recommendation) -> None:
+    """RecommendationError naming the field where `rec` breaks the contract (what no store could write);
+    the check of recommendation_to_resource without building the object."""
+    _checked(rec)
+
+
 def recommendation_to_resource(rec: Recommendation) -> dict[str, Any]:
     """Domain value -> the Kubernetes object (also the JSON file store's element).
 
     The value is checked against the contract first: RecommendationError names the field it breaks.
     """
-    try:
-        fields = _fields(rec)
-    except ValueError as exc:  # a bound that cannot be formatted as a quantity
-        raise RecommendationError(f"spec.resourcePolicy: {exc}") from exc
-    return _validate(fields).model_dump(by_alias=True, exclude_none=True)
+    return _checked(rec).model_dump(by_alias=True, exclude_none=True)
 
 
 def _container(c: ContainerWire) -> ContainerRecommendation:

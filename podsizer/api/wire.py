@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, model_validator
 from pydantic.alias_generators import to_camel
 
-from podsizer.api.identity import SUPPORTED_KINDS
+from podsizer.api.identity import SUPPORTED_KINDS, recommendation_name
 from podsizer.api.quantity import INT64_MAX, as_decimal, checked_quantity
 from podsizer.api.resource_name import check_resource_name
+from podsizer.kube.times import format_time, parse_time
 
 API_GROUP = "podsizer.io"
 API_VERSION = "v1alpha1"
@@ -63,20 +64,6 @@ def _count(value: object) -> int:
     if not 0 <= value <= INT64_MAX:
         raise ValueError(f"expected an integer in [0, 2^63-1], got {value!r}")
     return value
-
-
-def parse_time(value: str) -> datetime:
-    """An RFC 3339 time; one without an offset is taken as UTC."""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValueError(f"invalid RFC 3339 time {value!r}") from exc
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def format_time(value: datetime) -> str:
-    """RFC 3339 in UTC with a Z suffix."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _time(value: object) -> datetime:
@@ -271,7 +258,7 @@ class RecommendationWire(Wire):
         """One Recommendation per workload, named <kind-lowercase>-<name>: another object for the same
         workload must not shadow it (whichever was read last would win)."""
         ref = self.spec.target_ref
-        expected = f"{ref.kind.lower()}-{ref.name}"
+        expected = recommendation_name(ref.kind, ref.name)
         if self.metadata.name is not None and self.metadata.name != expected:
             raise FieldPathError(
                 "metadata.name",

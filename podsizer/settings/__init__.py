@@ -15,7 +15,9 @@ from podsizer.settings.loader import (
     setting_error,
 )
 from podsizer.settings.roles import (
+    ONE_RUN_ONLY,
     ROLES,
+    RUN_ONLY,
     ConsoleSettings,
     RecommenderSettings,
     UpdaterSettings,
@@ -23,7 +25,9 @@ from podsizer.settings.roles import (
 )
 
 __all__ = [
+    "ONE_RUN_ONLY",
     "ROLES",
+    "RUN_ONLY",
     "TOOLING_VARIABLES",
     "ConsoleSettings",
     "RecommenderSettings",

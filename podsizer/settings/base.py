@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BeforeValidator, Field
 
-from podsizer.api.quantity import parse as parse_quantity
 from podsizer.plausibility import (
     DEFAULT_MAX_CHANGE_FACTOR,
     DEFAULT_MAX_CPU_CORES,
@@ -18,46 +17,33 @@ from podsizer.plausibility import (
     Ceilings,
 )
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
+from podsizer.settings.group import SettingsGroup
+from podsizer.settings.types import Bytes, Cores, Lowered, OptionalFactor, OptionalPath, OptionalText, lowered
 
-StoreKind = Literal["json", "crd"]
 LogLevel = Literal["debug", "info", "warning", "error"]
 _STORE_ALIASES = {"file": "json"}  # the webhook's old name for the standalone store
 
 
-def empty_is_none(value: object) -> object:
-    """'' and 'none' (any case) in an optional setting mean unset."""
-    if isinstance(value, str) and value.strip().lower() in ("", "none"):
-        return None
-    return value
+def _store_alias(value: object) -> object:
+    value = lowered(value)
+    return _STORE_ALIASES.get(value, value) if isinstance(value, str) else value
 
 
-def lowered(value: object) -> object:
-    """Case-insensitive choices: compare lower-cased, stripped text."""
-    return value.strip().lower() if isinstance(value, str) else value
+StoreKind = Annotated[Literal["json", "crd"], BeforeValidator(_store_alias)]
 
 
-def comma_list(value: object) -> object:
-    """'a, b,,c' -> ('a', 'b', 'c'); other values pass through to validation."""
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    return value
+class StoreSettings(SettingsGroup):
+    """Where Recommendations live, the cluster, and the log."""
 
-
-class SharedSettings(BaseModel):
-    """Settings of every role (PODSIZER_<NAME>, --<name>); the field description is the flag's help."""
-
-    # inf or nan is never a setting: a timeout of inf kept a slow client's connection open for ever
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-    # The Recommendation store
+    heading = "store, cluster and log"
     store: StoreKind = Field(
         default="json", description="where Recommendations live: json (one file; 'file' also accepted) or crd"
     )
     store_file: Path = Field(default=Path("recommendations.json"), description="file of the json store")
-    store_namespace: str | None = Field(
+    store_namespace: OptionalText = Field(
         default=None, description="crd store: only this namespace (empty: all namespaces)"
     )
-    kubeconfig: Path | None = Field(
+    kubeconfig: OptionalPath = Field(
         default=None,
         description="kubeconfig for the crd store and the cluster (empty: in-cluster, then ~/.kube)",
     )
@@ -66,14 +52,20 @@ class SharedSettings(BaseModel):
         description="this cluster's name: with store=crd the recommender writes only its Recommendations; "
         "the webhook and console use only its (empty: a single-cluster setup)",
     )
-    log_level: LogLevel = Field(default="info", description="log level: debug, info, warning or error")
+    log_level: Annotated[LogLevel, Lowered] = Field(
+        default="info", description="log level: debug, info, warning or error"
+    )
 
-    # The pod plan's policy (the webhook writes it; `recommend` and the console show it)
-    default_mode: Mode = Field(
+
+class PlanSettings(SettingsGroup):
+    """The pod plan's policy (the webhook writes it; `recommend` and the console show it)."""
+
+    heading = "pod plan"
+    default_mode: Annotated[Mode, Lowered] = Field(
         default="dry-run",
         description="mode when neither pod, workload nor namespace sets one: off, dry-run, auto",
     )
-    limit_policy: LimitPolicy = Field(
+    limit_policy: Annotated[LimitPolicy, Lowered] = Field(
         default="keep-ratio",
         description="limits: keep-ratio, cap, leave or recommended (the Recommendation's own)",
     )
@@ -91,60 +83,41 @@ class SharedSettings(BaseModel):
         description="container recommendations below this confidence are not applied",
     )
 
-    # Plausibility guard (pod plan and recommender): the largest node's allocatable lowers them where known
-    max_cpu_cores: float = Field(
+
+class CeilingSettings(SettingsGroup):
+    """The plausibility guard (pod plan and recommender): the largest node's allocatable lowers them."""
+
+    heading = "plausibility ceilings"
+    max_cpu_cores: Cores = Field(
         default=DEFAULT_MAX_CPU_CORES,
         ge=MIN_CEILING_CPU_CORES,
-        allow_inf_nan=False,
         description="most CPU for one container (cores or e.g. 64000m); a smaller largest node lowers it",
     )
-    max_memory_bytes: float = Field(
+    max_memory_bytes: Bytes = Field(
         default=DEFAULT_MAX_MEMORY_BYTES,
         ge=MIN_CEILING_MEMORY_BYTES,
         le=2**63 - 1,
-        allow_inf_nan=False,
         description="most memory for one container (bytes or e.g. 4Ti); a smaller largest node lowers it",
     )
     max_gpus: float = Field(
         default=DEFAULT_MAX_GPUS,
         ge=1,
-        allow_inf_nan=False,
         description="most nvidia.com/gpu for one container; a smaller largest node lowers it",
     )
-    max_change_factor: float | None = Field(
+    max_change_factor: OptionalFactor = Field(
         default=DEFAULT_MAX_CHANGE_FACTOR,
         ge=1,
-        allow_inf_nan=False,
         description="a new request stays within current / f .. current x f unless the pod, workload or "
         'namespace sets podsizer.io/allow-large-change: "true" (empty: no limit)',
     )
-
-    @field_validator("store", mode="before")
-    @classmethod
-    def _store_alias(cls, value: object) -> object:
-        value = lowered(value)
-        return _STORE_ALIASES.get(value, value) if isinstance(value, str) else value
-
-    @field_validator("store_namespace", "kubeconfig", "max_change_factor", mode="before")
-    @classmethod
-    def _optional(cls, value: object) -> object:
-        return empty_is_none(value)
-
-    @field_validator("max_cpu_cores", "max_memory_bytes", "max_gpus", mode="before")
-    @classmethod
-    def _ceiling(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip():
-            return parse_quantity(value.strip())
-        return value
 
     def ceilings(self) -> Ceilings:
         """The configured ceilings (a process that knows its nodes' allocatable uses Ceilings.from_nodes)."""
         return Ceilings(self.max_cpu_cores, self.max_memory_bytes, self.max_gpus)
 
-    @field_validator("log_level", "default_mode", "limit_policy", mode="before")
-    @classmethod
-    def _case_insensitive(cls, value: object) -> object:
-        return lowered(value)
+
+class SharedSettings(StoreSettings, PlanSettings, CeilingSettings):
+    """Settings of every role (PODSIZER_<NAME>, --<name>); the field description is the flag's help."""
 
     def plan_policy(self) -> PlanPolicy:
         """The policy in force for the pod plan; the same settings give the same policy in every role."""

@@ -27,12 +27,13 @@ def seconds(value: object) -> object:
     return total
 
 
-def show(value: float) -> str:
-    """Seconds as the shortest duration text: 60 -> 1m, 86400 -> 1d, 90 -> 1m30s, 0.5 -> 0.5s."""
+def show(value: float, days: bool = True) -> str:
+    """Seconds as the shortest duration text: 60 -> 1m, 86400 -> 1d (24h without days), 90 -> 1m30s,
+    0.5 -> 0.5s."""
     if value <= 0 or value != int(value):
         return f"{value:g}s"
     rest, out = int(value), ""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))[0 if days else 1 :]:
         if rest >= size:
             out += f"{rest // size}{unit}"
             rest %= size

@@ -12,18 +12,18 @@ import argparse
 import difflib
 import os
 import sys
-from argparse import SUPPRESS
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from pydantic import ValidationError
-from pydantic.fields import FieldInfo
 
 from podsizer.settings.base import SharedSettings
+from podsizer.settings.help import add_arguments as add_arguments
+from podsizer.settings.help import flag_values as flag_values
+from podsizer.settings.names import ENV_PREFIX, where
+from podsizer.settings.names import env_name as env_name
+from podsizer.settings.names import flag_name as flag_name
 from podsizer.settings.roles import ROLES
-
-ENV_PREFIX = "PODSIZER_"
-DEST_PREFIX = "setting_"
 
 # PODSIZER_* variables read by tooling (scripts/, tests/, .ci/), not by a podsizer process;
 # docs/configuration.md lists them. Any other PODSIZER_* name must be a setting of some role.
@@ -50,19 +50,6 @@ class SettingsError(ValueError):
     """Bad configuration; the message names each variable (and its flag) at fault."""
 
 
-def env_name(field: str) -> str:
-    return ENV_PREFIX + field.upper()
-
-
-def flag_name(field: str) -> str:
-    return "--" + field.replace("_", "-")
-
-
-def where(field: str) -> str:
-    """How an error names a setting: 'PODSIZER_CPU_MARGIN (--cpu-margin)'."""
-    return f"{env_name(field)} ({flag_name(field)})"
-
-
 def setting_error(field: str, message: str) -> SettingsError:
     """A SettingsError about one setting, in the shape every role uses."""
     return SettingsError(f"{where(field)}: {message}")
@@ -71,42 +58,6 @@ def setting_error(field: str, message: str) -> SettingsError:
 def known_variables(roles: Iterable[type[SharedSettings]] = ROLES) -> frozenset[str]:
     """Every PODSIZER_* variable some role reads."""
     return frozenset(env_name(name) for role in roles for name in role.model_fields)
-
-
-def _old_flags(info: FieldInfo) -> list[str]:
-    extra = info.json_schema_extra
-    flags = extra.get("flags", []) if isinstance(extra, dict) else []
-    return [str(f) for f in flags] if isinstance(flags, list) else []
-
-
-def _help(name: str, info: FieldInfo) -> str:
-    default = info.get_default(call_default_factory=True)
-    shown = ",".join(default) if isinstance(default, tuple) else ("" if default is None else default)
-    return f"{info.description} [{env_name(name)}, default: {shown}]".replace("%", "%%")
-
-
-def add_arguments(parser: argparse.ArgumentParser, settings: type[SharedSettings]) -> None:
-    """One flag per setting (--cpu-margin for PODSIZER_CPU_MARGIN); absent flags leave env and defaults.
-
-    Booleans take `--flag`, `--flag true|false` and `--no-flag`."""
-    group = parser.add_argument_group("settings (each also PODSIZER_<NAME> in the environment)")
-    # default=SUPPRESS: an absent flag leaves no attribute, so the environment and defaults apply
-    for name, info in settings.model_fields.items():
-        flags = [flag_name(name), *_old_flags(info)]
-        dest, about = DEST_PREFIX + name, _help(name, info)
-        if info.annotation is bool:
-            off = "--no-" + flag_name(name)[2:]
-            group.add_argument(
-                *flags, dest=dest, nargs="?", const="true", metavar="BOOL", default=SUPPRESS, help=about
-            )
-            group.add_argument(off, dest=dest, action="store_const", const="false", default=SUPPRESS)
-        else:
-            group.add_argument(*flags, dest=dest, metavar=name.upper(), default=SUPPRESS, help=about)
-
-
-def flag_values(args: argparse.Namespace) -> dict[str, object]:
-    """The settings given as flags, by field name."""
-    return {k[len(DEST_PREFIX) :]: v for k, v in vars(args).items() if k.startswith(DEST_PREFIX)}
 
 
 def load(

@@ -1,4 +1,5 @@
-"""In-cluster checkpoint store: one UsageCheckpoint custom resource per workload, through CustomObjectsApi.
+"""In-cluster checkpoint store: one UsageCheckpoint custom resource per workload, through the one
+custom-object client (podsizer.kube.objects).
 
 The object sits in the workload's namespace, named like its Recommendation (object_name), labelled
 managed-by podsizer and, in a multi-cluster setup, with its cluster; spec.data is the blob in base64.
@@ -19,18 +20,19 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import Any
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.wire import API_GROUP, API_VERSION
-from podsizer.apierrors import api_error, describe, status_code
+from podsizer.apierrors import KubeApiError
 from podsizer.keys import CLUSTER_LABEL
+from podsizer.kube.objects import CustomObjectClient, CustomObjects, StillConflicting
+from podsizer.kube.resources import USAGE_CHECKPOINTS
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
 
 log = logging.getLogger("podsizer.checkpoints")
 
-KIND = "UsageCheckpoint"
-PLURAL = "usagecheckpoints"
+KIND = USAGE_CHECKPOINTS.kind
+PLURAL = USAGE_CHECKPOINTS.plural
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "podsizer"
 MAX_DATA_CHARS = 1_048_576
@@ -38,42 +40,10 @@ MAX_DATA_CHARS = 1_048_576
 MAX_BLOB_BYTES = MAX_DATA_CHARS // 4 * 3
 """The largest blob whose base64 fits spec.data (768 KiB)."""
 MAX_NAME = 253
-LIST_PAGE = 500
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _HASH_CHARS = 10
-
-
-class CustomObjects(Protocol):
-    """The part of kubernetes.client.CustomObjectsApi this store uses."""
-
-    def list_cluster_custom_object(
-        self,
-        group: str,
-        version: str,
-        plural: str,
-        *,
-        label_selector: str = ...,
-        limit: int = ...,
-        _continue: str = ...,
-    ) -> Any: ...
-
-    def get_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str
-    ) -> Any: ...
-
-    def create_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, body: Any
-    ) -> Any: ...
-
-    def replace_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
-    ) -> Any: ...
-
-    def delete_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str, *, body: Any = ...
-    ) -> Any: ...
 
 
 def object_name(ref: WorkloadRef) -> str:
@@ -100,6 +70,14 @@ def _meta(item: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
+_Item = Mapping[str, Any]
+
+
+def _cluster_of(item: _Item) -> str:
+    labels = _meta(item).get("labels")
+    return str(labels.get(CLUSTER_LABEL, "")) if isinstance(labels, Mapping) else ""
+
+
 def _where(item: Mapping[str, Any]) -> tuple[str, str]:
     meta = _meta(item)
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -116,8 +94,9 @@ class _Outcome:
     api_failure: bool = False
 
 
-def _failed(what: str, exc: BaseException) -> _Outcome:
-    return _Outcome(failure=f"{what}: {describe(exc)}", api_failure=True)
+def _failed(exc: KubeApiError) -> _Outcome:
+    """A write that failed; an API failure unless it only kept meeting conflicts."""
+    return _Outcome(failure=str(exc), api_failure=not isinstance(exc, StillConflicting))
 
 
 class CrdCheckpointStore:
@@ -143,52 +122,21 @@ class CrdCheckpointStore:
             raise ValueError(f"cluster name {cluster!r} is not a valid label value (63 characters at most)")
         if concurrency < 1:
             raise ValueError(f"checkpoint write concurrency must be at least 1, not {concurrency}")
-        if custom_objects is None:
-            from kubernetes import client
-
-            self.api: CustomObjects = cast(CustomObjects, client.CustomObjectsApi(api_client))
-        else:
-            self.api = custom_objects
+        self.objects = CustomObjectClient.of(api_client, USAGE_CHECKPOINTS, custom_objects)
         self.cluster = cluster
         self.concurrency = concurrency
         self.max_attempts = max_attempts
-        self.name = f"crd {PLURAL}.{API_GROUP}" + (f" (cluster {cluster})" if cluster else "")
+        self.name = f"crd {USAGE_CHECKPOINTS.name}" + (f" (cluster {cluster})" if cluster else "")
 
     def __repr__(self) -> str:
         return f"CrdCheckpointStore(cluster={self.cluster!r})"
 
-    def _list(self) -> list[Mapping[str, Any]]:
+    def _list(self) -> list[dict[str, Any]]:
         """This store's objects, page by page; CheckpointStoreError when they cannot be listed."""
-        items: list[Mapping[str, Any]] = []
-        token: str | None = None
-        selector = label_selector(self.cluster)
-        while True:
-            try:
-                if token:
-                    resp = self.api.list_cluster_custom_object(
-                        API_GROUP,
-                        API_VERSION,
-                        PLURAL,
-                        label_selector=selector,
-                        limit=LIST_PAGE,
-                        _continue=token,
-                    )
-                else:
-                    resp = self.api.list_cluster_custom_object(
-                        API_GROUP, API_VERSION, PLURAL, label_selector=selector, limit=LIST_PAGE
-                    )
-            except Exception as exc:
-                if api_error(exc):
-                    raise CheckpointStoreError(
-                        f"cannot list {PLURAL}.{API_GROUP} in all namespaces: {describe(exc)}"
-                    ) from exc
-                raise
-            page = resp.get("items") if isinstance(resp, Mapping) else None
-            items.extend(i for i in page or [] if isinstance(i, Mapping))
-            meta = resp.get("metadata") if isinstance(resp, Mapping) else None
-            token = meta.get("continue") if isinstance(meta, Mapping) else None
-            if not token:
-                return items
+        try:
+            return self.objects.list(label_selector=label_selector(self.cluster))
+        except KubeApiError as exc:
+            raise CheckpointStoreError(str(exc)) from exc
 
     def _decode(self, item: Mapping[str, Any]) -> tuple[WorkloadRef, bytes]:
         """The workload and blob one object holds; ValueError saying why not."""
@@ -247,7 +195,7 @@ class CrdCheckpointStore:
         meta: dict[str, Any] = {"name": object_name(ref), "namespace": ref.namespace, "labels": labels}
         if resource_version:
             meta["resourceVersion"] = resource_version
-        return {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": KIND, "metadata": meta, "spec": spec}
+        return {"apiVersion": USAGE_CHECKPOINTS.api_version, "kind": KIND, "metadata": meta, "spec": spec}
 
     def _own(self, blobs: Mapping[BlobKey, bytes]) -> dict[tuple[str, str], tuple[WorkloadRef, bytes]]:
         """This cluster's blobs by (namespace, object name); ValueError for key None."""
@@ -280,8 +228,7 @@ class CrdCheckpointStore:
                 line = f"{KIND} {where[0]}/{where[1]}: {len(blob)} bytes, more than {MAX_BLOB_BYTES} fit"
                 tasks.append(partial(_Outcome, failure=line))
                 continue
-            version = _meta(current).get("resourceVersion") if current is not None else None
-            tasks.append(partial(self._put, ref, spec, len(blob), str(version) if version else None))
+            tasks.append(partial(self._put, ref, spec, len(blob), current))
         for namespace, name in sorted(stored.keys() - own.keys()):
             version = _meta(stored[(namespace, name)]).get("resourceVersion")
             tasks.append(partial(self._delete, namespace, name, str(version) if version else None))
@@ -289,7 +236,7 @@ class CrdCheckpointStore:
         failed = tuple(o.failure for o in outcomes if o.failure)
         if outcomes and all(o.api_failure for o in outcomes):
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-            raise CheckpointStoreError(f"cannot write any {PLURAL}.{API_GROUP}: {failed[0]}{more}")
+            raise CheckpointStoreError(f"cannot write any {USAGE_CHECKPOINTS.name}: {failed[0]}{more}")
         return WriteResult(
             written=sum(o.written for o in outcomes),
             deleted=sum(o.deleted for o in outcomes),
@@ -303,62 +250,32 @@ class CrdCheckpointStore:
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(tasks))) as pool:
             return list(pool.map(lambda task: task(), tasks))
 
-    def _put(self, ref: WorkloadRef, spec: dict[str, Any], size: int, version: str | None) -> _Outcome:
-        """Create (version None) or replace one object; a conflict re-reads it and tries again."""
+    def _put(self, ref: WorkloadRef, spec: dict[str, Any], size: int, listed: _Item | None) -> _Outcome:
+        """Create (nothing `listed`) or replace one object; a conflict re-reads it and tries again."""
         namespace, name = ref.namespace, object_name(ref)
-        what = f"cannot write {KIND} {namespace}/{name}"
-        try:
-            for _attempt in range(self.max_attempts):
-                try:
-                    body = self._body(ref, spec, version)
-                    if version is None:
-                        self.api.create_namespaced_custom_object(
-                            API_GROUP, API_VERSION, namespace, PLURAL, body
-                        )
-                    else:
-                        self.api.replace_namespaced_custom_object(
-                            API_GROUP, API_VERSION, namespace, PLURAL, name, body
-                        )
-                    return _Outcome(written=1, bytes=size)
-                except Exception as exc:
-                    code = status_code(exc)
-                    if not (code == 409 or (code == 404 and version is not None)):
-                        raise
-                log.debug("%s %s/%s: %s, re-reading", KIND, namespace, name, "conflict")
-                current = self._get(namespace, name)
-                if (
-                    current is not None
-                    and (_meta(current).get("labels") or {}).get(CLUSTER_LABEL, "") != self.cluster
-                ):
-                    return _Outcome(failure=f"{what}: the object of that name belongs to another cluster")
-                found = _meta(current).get("resourceVersion") if current is not None else None
-                version = str(found) if found else None
-        except Exception as exc:
-            if api_error(exc):
-                return _failed(what, exc)
-            raise
-        return _Outcome(failure=f"{what}: still conflicting after {self.max_attempts} attempts")
 
-    def _get(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        def step(current: dict[str, Any] | None) -> _Outcome:
+            if current is not None and _cluster_of(current) != self.cluster:
+                why = "the object of that name belongs to another cluster"
+                return _Outcome(failure=f"cannot write {KIND} {namespace}/{name}: {why}")
+            found = _meta(current).get("resourceVersion") if current is not None else None
+            body = self._body(ref, spec, str(found) if found else None)
+            if current is None:
+                self.objects.create(namespace, body)
+            else:
+                self.objects.replace(namespace, name, body)
+            return _Outcome(written=1, bytes=size)
+
         try:
-            obj = self.api.get_namespaced_custom_object(API_GROUP, API_VERSION, namespace, PLURAL, name)
-        except Exception as exc:
-            if status_code(exc) == 404:
-                return None
-            raise
-        return obj if isinstance(obj, Mapping) else None
+            current = dict(listed) if listed is not None else None
+            return self.objects.write(namespace, name, step, current=current, attempts=self.max_attempts)
+        except KubeApiError as exc:
+            return _failed(exc)
 
     def _delete(self, namespace: str, name: str, version: str | None) -> _Outcome:
         """Delete one object, only as it was listed (a precondition on its resourceVersion)."""
-        body = {"preconditions": {"resourceVersion": version}} if version else {}
         try:
-            self.api.delete_namespaced_custom_object(
-                API_GROUP, API_VERSION, namespace, PLURAL, name, body=body
-            )
-        except Exception as exc:
-            if status_code(exc) == 404:
-                return _Outcome()
-            if api_error(exc):
-                return _failed(f"cannot delete {KIND} {namespace}/{name}", exc)
-            raise
-        return _Outcome(deleted=1)
+            deleted = self.objects.delete(namespace, name, version)
+        except KubeApiError as exc:
+            return _failed(exc)
+        return _Outcome(deleted=1) if deleted else _Outcome()

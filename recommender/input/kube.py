@@ -4,20 +4,18 @@ units), using the official client."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes.client import ApiClient, AppsV1Api, BatchV1Api, CoreV1Api
-from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError
 
 from podsizer.api import quantity
+from podsizer.apierrors import KubeApiError, failing_as
+from podsizer.kube.pages import pages
 from podsizer.owners import UNCONTROLLED, ControllerRef, OwnerGraph, PodFacts, controller_ref
 from recommender.model import SourceError
 from recommender.model.raw import OwnerLink, PodInfo
-
-PAGE_SIZE = 500
 
 
 @dataclass(frozen=True)
@@ -30,23 +28,19 @@ class KubeInventory:
 
 
 def _paged(list_fn: Callable[..., Any], what: str, timeout: float) -> Iterator[Any]:
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"limit": PAGE_SIZE, "_request_timeout": timeout}
-        if token:
-            kwargs["_continue"] = token
-        try:
-            page = list_fn(**kwargs)
-        except ApiException as exc:
-            raise SourceError(
-                f"Kubernetes API: listing {what} failed: HTTP {exc.status} {exc.reason}"
-            ) from None
-        except (HTTPError, OSError) as exc:
-            raise SourceError(f"Kubernetes API: listing {what} failed: {type(exc).__name__}: {exc}") from None
-        yield from page.items or []
+    """Every object of a typed list call, page by page (podsizer.kube.pages); SourceError when it fails."""
+
+    def fetch(paging: dict[str, Any]) -> Mapping[str, Any]:
+        with failing_as(f"Kubernetes API: listing {what} failed"):
+            page = list_fn(_request_timeout=timeout, **paging)
         token = page.metadata._continue if page.metadata is not None else None
-        if not token:
-            return
+        return {"items": page.items or [], "metadata": {"continue": token}}
+
+    try:
+        for page in pages(fetch):
+            yield from page["items"]
+    except KubeApiError as exc:
+        raise SourceError(str(exc)) from None
 
 
 def _controller(meta: Any) -> ControllerRef | None:

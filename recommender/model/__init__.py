@@ -13,6 +13,7 @@ import numpy.typing as npt
 from podsizer.api.identity import WorkloadRef
 from podsizer.modes import Meta
 from podsizer.owners import Skipped
+from recommender.model.request_mix import RequestSet
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -111,6 +112,9 @@ class ContainerUsage:
     recency_note: str = ""
     """What the replaced-template rule did to these figures, for the reason (recommender.model.recency:
     "replaced template web-5f8b left out (...)"); "" when no template was replaced."""
+    request_mix: tuple[RequestSet, ...] = ()
+    """The requests its pods had, most pods first, when they differ (recommender.model.request_mix);
+    `current_requests` is the newest pod's; () or one set: the pods agree (or the source cannot tell)."""
 
 
 @dataclass(frozen=True)

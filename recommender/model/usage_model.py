@@ -7,10 +7,11 @@ Reading a container: its templates' states are weighed by the replaced-template 
 weighed histograms, each percentile at most the peak, the CPU points then kept at recurring peaks
 (recommender.model.recurrence over the running templates' days); max and second-highest from the daily
 peaks of the window's days; OOM kills of the window; requests, limits and labels from the newest pod's
-spec; samples (from the window's first hour on), pods, Jobs and the first seen time over every template
-(first seen no earlier than the window). The per-replica steady state is the pooled median: the
-weighed histograms' p50 over every pod's samples (before the recurring-peaks rule). Demand: every
-state's hourly demand summed per workload over the window's hours (UTC hour grid).
+spec (and which requests the pods of the templates still weighed had: recommender.model.request_mix);
+samples (from the window's first hour on), pods, Jobs and the first seen time over every template (first
+seen no earlier than the window). The per-replica steady state is the pooled median: the weighed
+histograms' p50 over every pod's samples (before the recurring-peaks rule). Demand: every state's hourly
+demand summed per workload over the window's hours (UTC hour grid).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from recommender.model import (
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, percentiles_of
 from recommender.model.recency import PodSpan, Recency, template_rule
 from recommender.model.recurrence import DayUsage, recurring
+from recommender.model.request_mix import request_mix
 from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import DAY_S, HOUR_S, PEAK_DAYS, StateKey, UsageState
 
@@ -200,6 +202,7 @@ def _usage(
             for (resource, rule), n in sorted(rejected.items())
         ),
         runs=sum(s.facts.jobs for s in states),
+        request_mix=request_mix(r for s in kept for r in s.facts.pod_requests.values()),
         recency_note=verdict.note(sum(s.facts.pods for s, w in weighed if w < 1.0)),
     )
     live = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w >= 1.0]

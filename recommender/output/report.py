@@ -18,7 +18,7 @@ import io
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import orjson
@@ -28,6 +28,7 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.listdoc import list_document
 from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
+from podsizer.kube.times import format_time
 from podsizer.modes import Meta
 from podsizer.owners import Skipped
 from podsizer.plan_reasons import adjustments, shown_reason
@@ -202,10 +203,6 @@ def render(report: Report, fmt: OutputFormat = "table", width: int | None = None
     raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def _rfc3339(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def sorted_recommendations(recs: Iterable[Recommendation]) -> list[Recommendation]:
     return sorted(recs, key=lambda r: (r.target.cluster, r.namespace, r.target.kind, r.target.name))
 
@@ -254,7 +251,7 @@ def document(report: Report) -> dict[str, Any]:
                 "model": w.model,
                 "gpus": w.gpus,
                 "activitySignal": w.activity_signal,
-                "idleSince": _rfc3339(w.idle_since),
+                "idleSince": format_time(w.idle_since),
                 "idleHours": round(w.idle_hours, 3),
                 "wastedHourlyCost": round(w.wasted_hourly_cost, 6),
             }

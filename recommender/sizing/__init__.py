@@ -2,7 +2,6 @@
 
 from recommender.sizing.cost import CostReport, PriceTable, PriceTableError
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.waste import WasteFinding
 
 __all__ = [
@@ -10,7 +9,6 @@ __all__ = [
     "PriceTable",
     "PriceTableError",
     "RecommendationRun",
-    "SizingPolicy",
     "WasteFinding",
     "recommend",
 ]

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 from podsizer.api.resource import ContainerPolicy
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage
 from recommender.sizing.estimators import Estimate, Resource, fmt
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import ContainerSizing, cpu_estimator, finish, memory_estimator
 
 SIZED_RESOURCES: tuple[Resource, ...] = ("cpu", "memory")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
 from recommender.sizing.estimators import (
@@ -27,7 +28,6 @@ from recommender.sizing.estimators import (
     PercentileEstimator,
     Resource,
 )
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import ContainerSizing, bursts_of, confident, cpu_estimator, finish
 
 

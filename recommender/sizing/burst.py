@@ -21,9 +21,9 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator, fmt
-from recommender.sizing.policy import SizingPolicy
 
 _SUSTAINED = ((0.95, "p95"), (0.9, "p90"), (0.5, "p50"))  # sustained-level candidates, highest first
 

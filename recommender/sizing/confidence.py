@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage
-from recommender.sizing.policy import SizingPolicy
 
 SECONDS_PER_DAY = 86400.0
 BATCH_KINDS = frozenset({"CronJob", "Job"})

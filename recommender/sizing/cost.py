@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import NodeInfo
-from recommender.sizing.policy import SizingPolicy
 
 PriceBasis = Literal["on-demand", "spot", "spot-estimate", "default", "default-spot-estimate"]
 

@@ -26,11 +26,12 @@ from podsizer.api.resource import (
     Recommendation,
     SizingMode,
     Window,
-    recommendation_to_resource,
+    check_recommendation,
 )
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
+from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.model import (
     Autoscaler,
@@ -42,14 +43,14 @@ from recommender.model import (
     WorkloadUsage,
     index_by_workload,
 )
+from recommender.model.request_mix import describe
 from recommender.sizing.autopilot import is_autopilot, label, size_autopilot
 from recommender.sizing.batch import batch_reason, is_batch, size_batch
 from recommender.sizing.confidence import SECONDS_PER_DAY, is_low
 from recommender.sizing.cost import CostItem, CostReport, PriceTable
 from recommender.sizing.estimators import Resource
 from recommender.sizing.forecast import Feed, demand_feeds, forecast_demand
-from recommender.sizing.gpu import GpuSizing, gpu_equivalents, size_gpu
-from recommender.sizing.policy import SizingPolicy
+from recommender.sizing.gpu import GpuSizing, gpu_equivalents, gpu_model, size_gpu
 from recommender.sizing.robust import robust_usage
 from recommender.sizing.static import ContainerSizing, size_static
 from recommender.sizing.waste import WasteFinding, find_idle
@@ -121,7 +122,7 @@ def _gpu_part(
     migs = {s.mig.resource for s in per_container.values() if s.mig is not None}
     all_idle = len(waste) == len(gpus) and bool(gpus)
     summary = GpuRecommendation(
-        model=gpus[0].model_name,
+        model=gpu_model(gpus[0].model_name),
         allocated=sum(g.gpu_count for g in gpus),
         sm_active_p95=max(g.activity.p95 for g in gpus),
         fb_used_max_bytes=int(max(g.fb_used_max_mib for g in gpus) * MIB),
@@ -285,6 +286,8 @@ def recommend_workload(
         if capped:  # beyond the ceiling: no real container's count, refused (as static.implausible_series)
             confidence, low = 0.0, True
             reasons.append("implausible GPU count: not applied")
+        mix = next((describe(c.request_mix) for c in containers if c.container == name), "")
+        reasons.extend([mix] if mix else [])
         out.append(
             ContainerRecommendation(
                 name=name,
@@ -355,7 +358,7 @@ def recommend(
             result = recommend_workload(
                 workload, snapshot, policy, prices, now, bounds.get(workload, ()), ceilings, index
             )
-            recommendation_to_resource(result.recommendation)  # what no store could write is not a result
+            check_recommendation(result.recommendation)  # what no store could write is not a result
         except Exception as exc:  # one bad workload never stops the run
             why = f"sizing failed: {type(exc).__name__}: {exc}"
             skipped.append(Skipped(Subject.of_workload(workload), why, failed=True))

@@ -26,7 +26,7 @@ import numpy as np
 
 from podsizer.api.resource import Forecast
 from recommender.model import FloatArray, TimeSeries, WorkloadDemand
-from recommender.model.timegrid import bucket_index, bucket_mean, floor_to
+from recommender.model.timegrid import IntArray, bucket_index, bucket_mean, floor_to
 from recommender.sizing.estimators import Estimate, Resource, fmt
 
 HOUR = 3600.0
@@ -59,16 +59,19 @@ def _design(t_hours: FloatArray, start: datetime, mode: str) -> FloatArray:
     """Columns: intercept, trend (days), then one-hot seasonal terms (first level dropped)."""
     base_how = start.weekday() * 24 + start.hour
     how = (base_how + t_hours.astype(np.int64)) % 168
-    cols = [np.ones_like(t_hours), t_hours / 24.0]
+    cols = [np.ones_like(t_hours)[:, None], (t_hours / 24.0)[:, None]]
     if mode == "week":
-        cols.extend((how == k).astype(np.float64) for k in range(1, 168))
+        cols.append(_one_hot(how, 168))
     else:
-        hod = how % 24
-        cols.extend((hod == k).astype(np.float64) for k in range(1, 24))
+        cols.append(_one_hot(how % 24, 24))
         if mode == "day+dow":
-            dow = how // 24
-            cols.extend((dow == k).astype(np.float64) for k in range(1, 7))
-    return np.column_stack(cols)
+            cols.append(_one_hot(how // 24, 7))
+    return np.hstack(cols)
+
+
+def _one_hot(level: IntArray, levels: int) -> FloatArray:
+    """One column per level but the first: 1.0 where `level` is that level."""
+    return np.eye(levels, dtype=np.float64)[level][:, 1:]
 
 
 def forecast_series(series: TimeSeries, horizon_days: float) -> SeriesForecast:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from podsizer.resources import GPU, mig_resource
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import GpuUsage
-from recommender.sizing.policy import SizingPolicy
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,20 @@ MIG_PROFILES: Mapping[str, tuple[MigProfile, ...]] = MappingProxyType(
         "H200": _profiles("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb", usable=0.88),
     }
 )
+
+
+def gpu_model(raw: str) -> str:
+    """The one spelling of a GPU model, whoever names it: GPU feature discovery's node label
+    (`nvidia.com/gpu.product`, "NVIDIA-H100-80GB-HBM3") and dcgm-exporter's `modelName` ("NVIDIA H100
+    80GB HBM3", "NVIDIA A100-SXM4-40GB") both become words joined by single spaces ("NVIDIA H100 80GB
+    HBM3", "NVIDIA A100 SXM4 40GB")."""
+    return " ".join(w for w in re.split(r"[\s-]+", raw) if w)
+
+
+def fb_peak(gpu: GpuUsage) -> str:
+    """The framebuffer peak as reasons write it, saying when it is the sum over several GPUs."""
+    peak = f"fb peak {gpu.fb_used_max_mib:.0f}MiB"
+    return peak + (f" summed over {gpu.gpu_count} GPUs" if gpu.gpu_count > 1 else "")
 
 
 def mig_family(model_name: str, fb_total_mib_per_gpu: float | None = None) -> str | None:
@@ -170,8 +184,7 @@ def size_gpu(gpu: GpuUsage, policy: SizingPolicy, mig_strategy: str | None = Non
     mig = suggest_mig(gpu, policy)
     signal = gpu.activity_signal
     parts = [
-        f"gpu: {signal} p95 {gpu.activity.p95:.2f} over {gpu.gpu_count} GPU(s), "
-        f"fb peak {gpu.fb_used_max_mib:.0f}MiB -> {count}"
+        f"gpu: {signal} p95 {gpu.activity.p95:.2f} over {gpu.gpu_count} GPU(s), {fb_peak(gpu)} -> {count}"
     ]
     if count < gpu.gpu_count:
         parts.append(

@@ -11,6 +11,7 @@ from functools import partial
 from podsizer.api.resource import ContainerPolicy
 from podsizer.bounds import clip, policy_for
 from podsizer.plausibility import Ceilings, round_down
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage
 from recommender.sizing import confidence as conf
 from recommender.sizing.burst import BurstAware, BurstRule, Bursts, burst_limit, burst_limit_note, detect
@@ -29,7 +30,6 @@ from recommender.sizing.estimators import (
     round_resource,
 )
 from recommender.sizing.forecast import Feed, fed
-from recommender.sizing.policy import SizingPolicy
 
 
 @dataclass(frozen=True)

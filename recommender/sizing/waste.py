@@ -15,6 +15,7 @@ import numpy as np
 
 from podsizer.api.identity import WorkloadRef
 from recommender.model import GpuUsage, TimeSeries
+from recommender.sizing.gpu import gpu_model
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def find_idle(
         container=gpu.container,
         pod=gpu.pod,
         node=gpu.node,
-        model=gpu.model_name,
+        model=gpu_model(gpu.model_name),
         gpus=gpu.gpu_count,
         activity_signal=gpu.activity_signal,
         idle_since=since,

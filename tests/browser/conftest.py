@@ -21,10 +21,10 @@ import uvicorn
 from fastapi import FastAPI
 
 from console.app import create_console_app
-from console.demo import DemoConsoleData
-from recommender.input.openmetrics import backfill, write_dataset
+from console.demo_data import DemoConsoleData
 from tests.integration.prometheus.history import DAYS, History, build_history
 from tests.integration.prometheus.server import running_prometheus
+from tests.support.openmetrics import backfill, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

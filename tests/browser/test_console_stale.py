@@ -15,11 +15,11 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from console.app import create_console_app
 from console.build import build_console_data
-from recommender.input.demo import build_demo_dataset
+from podsizer.sizing_policy import SizingPolicy
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 from tests.browser.conftest import serving
 from tests.browser.test_console_pages import cell, screenshot
 

@@ -10,7 +10,7 @@ from kubernetes import client
 from prometheus_client import CollectorRegistry
 
 from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
-from podsizer.informer import Informer
+from podsizer.kube.watch import Informer
 from podsizer.snapshot import SnapshotHolder
 from tests.controlplane.kube import wait_for
 from updater.budget import Budgets

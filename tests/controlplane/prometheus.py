@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from recommender.input.openmetrics import backfill, write_dataset
 from recommender.model.raw import RawDataset
 from tests.integration.prometheus import server
+from tests.support.openmetrics import backfill, write_dataset
 
 PROMTOOL = "/usr/bin/promtool"
 

@@ -12,7 +12,7 @@ from kubernetes import client
 
 from podsizer.api import recommendation_from_resource
 from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import create_objects, ensure_namespace

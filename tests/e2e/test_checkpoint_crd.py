@@ -13,9 +13,9 @@ import pytest
 from kubernetes import client
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.keys import CLUSTER_LABEL
 from recommender.checkpoints.base import BlobKey
 from recommender.checkpoints.crdstore import (
-    CLUSTER_LABEL,
     KIND,
     MANAGED_BY,
     MANAGED_BY_LABEL,

@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client
 
 from podsizer.api.quantity import parse
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from tests.controlplane.binaries import ROOT
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane

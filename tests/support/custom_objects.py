@@ -1,5 +1,6 @@
-"""An in-memory CustomObjectsApi for the UsageCheckpoint store's tests: label selectors, paging,
-resourceVersions (a stale one is a 409), delete preconditions, and injected failures; thread-safe."""
+"""An in-memory CustomObjectsApi for the CRD stores' tests (UsageCheckpoints; Recommendations, with their
+status subresource): label selectors, paging, resourceVersions (a stale one is a 409), delete
+preconditions, and injected failures; thread-safe."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 G, V, P = "podsizer.io", "v1alpha1", "usagecheckpoints"
+RECOMMENDATIONS = "recommendations"
 
 
 def _matches(labels: Mapping[str, str], selector: str) -> bool:
@@ -27,9 +29,11 @@ def _matches(labels: Mapping[str, str], selector: str) -> bool:
 
 
 class FakeCustomObjects:
-    """One namespaced CRD without subresources."""
+    """One namespaced CRD (`plural`). With `status_subresource`, as the apiserver keeps one: create and
+    replace leave status alone, replace_status changes status only."""
 
-    def __init__(self) -> None:
+    def __init__(self, plural: str = P, status_subresource: bool = False) -> None:
+        self.plural, self.status_subresource = plural, status_subresource
         self.objects: dict[tuple[str, str], dict[str, Any]] = {}
         self.rv = 0
         self.calls: list[str] = []
@@ -40,7 +44,7 @@ class FakeCustomObjects:
         self.lock = threading.Lock()
 
     def _check(self, group: str, version: str, plural: str, op: str) -> None:
-        assert (group, version, plural) == (G, V, P)
+        assert (group, version, plural) == (G, V, self.plural)
         self.calls.append(op)
         queue = self.fail_next.get(op)
         if queue:
@@ -56,14 +60,41 @@ class FakeCustomObjects:
     def list_cluster_custom_object(
         self, group: str, version: str, plural: str, *, label_selector: str = "", limit: int = 0, **kw: Any
     ) -> Any:
+        return self._list(group, version, plural, None, label_selector, limit, kw.get("_continue"))
+
+    def list_namespaced_custom_object(
+        self,
+        group: str,
+        version: str,
+        namespace: str,
+        plural: str,
+        *,
+        label_selector: str = "",
+        limit: int = 0,
+        **kw: Any,
+    ) -> Any:
+        return self._list(group, version, plural, namespace, label_selector, limit, kw.get("_continue"))
+
+    def _list(
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        namespace: str | None,
+        label_selector: str,
+        limit: int,
+        token: str | None,
+    ) -> Any:
         with self.lock:
-            self._check(group, version, plural, "list")
+            self._check(group, version, plural, "list" if namespace is None else "list_namespaced")
             found = [
                 copy.deepcopy(o)
                 for key, o in sorted(self.objects.items())
-                if key not in self.hidden and _matches(o["metadata"].get("labels") or {}, label_selector)
+                if key not in self.hidden
+                and namespace in (None, key[0])
+                and _matches(o["metadata"].get("labels") or {}, label_selector)
             ]
-            start = int(kw.get("_continue") or 0)
+            start = int(token or 0)
             end = start + limit if limit else len(found)
             meta = {"continue": str(end)} if end < len(found) else {}
             return {"items": found[start:end], "metadata": meta}
@@ -90,23 +121,44 @@ class FakeCustomObjects:
             assert "resourceVersion" not in body["metadata"]
             obj = copy.deepcopy(body)
             obj["metadata"]["namespace"] = namespace
+            if self.status_subresource:
+                obj.pop("status", None)
             self.objects[key] = obj
             return self._bump(obj)
+
+    def _current(self, namespace: str, name: str, body: Any) -> dict[str, Any]:
+        if (namespace, name) not in self.objects:
+            raise ApiException(status=404, reason="Not Found")
+        current = self.objects[(namespace, name)]
+        if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+            raise ApiException(status=409, reason="Conflict")
+        return current
 
     def replace_namespaced_custom_object(
         self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
     ) -> Any:
         with self.lock:
             self._check(group, version, plural, "replace")
-            if (namespace, name) not in self.objects:
-                raise ApiException(status=404, reason="Not Found")
-            current = self.objects[(namespace, name)]
-            if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
-                raise ApiException(status=409, reason="Conflict")
+            current = self._current(namespace, name, body)
             obj = copy.deepcopy(body)
             obj["metadata"]["namespace"] = namespace
+            if self.status_subresource:
+                obj.pop("status", None)
+                if "status" in current:
+                    obj["status"] = current["status"]
             self.objects[(namespace, name)] = obj
             return self._bump(obj)
+
+    def replace_namespaced_custom_object_status(
+        self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
+    ) -> Any:
+        with self.lock:
+            self._check(group, version, plural, "replace_status")
+            assert self.status_subresource, f"{self.plural} has no status subresource"
+            current = self._current(namespace, name, body)
+            current["status"] = copy.deepcopy(body["status"])
+            return self._bump(current)
+
 
     def delete_namespaced_custom_object(
         self, group: str, version: str, namespace: str, plural: str, name: str, *, body: Any = None
@@ -120,3 +172,8 @@ class FakeCustomObjects:
                 raise ApiException(status=409, reason="Conflict")
             del self.objects[(namespace, name)]
             return {"status": "Success"}
+
+
+def fake_recommendations() -> FakeCustomObjects:
+    """The Recommendation CRD: recommendations.podsizer.io, with its status subresource."""
+    return FakeCustomObjects(RECOMMENDATIONS, status_subresource=True)

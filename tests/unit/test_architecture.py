@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+LAYERS = "The recommender's layers import downwards only"
+NO_TESTS = "The product never imports the tests"
+CONSOLE_LOOP = "The console never imports the recommender's loop"
 PACKAGES = ("podsizer", "recommender", "webhook", "updater", "console", "certs")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -43,6 +46,16 @@ def test_the_import_contracts_hold() -> None:
         ("podsizer/owners.py", "import webhook.app", "The shared core imports no role"),
         ("updater/__init__.py", "import webhook.admission", "updater never imports recommender, webhook"),
         ("console/app.py", "import podsizer.cli", "Nothing imports the CLI module"),
+        ("recommender/model/raw.py", "import recommender.sizing.engine", LAYERS),
+        ("recommender/sizing/engine.py", "import recommender.output.report", LAYERS),
+        ("recommender/input/file.py", "import recommender.incremental.source", LAYERS),
+        ("recommender/checkpoints/base.py", "import recommender.input.file", LAYERS),
+        ("recommender/sizing/cost.py", "import recommender.commands", "never import its composition modules"),
+        ("recommender/input/file.py", "import tests.support.openmetrics", NO_TESTS),
+        ("console/app.py", "import webhook.admission", "The console never imports the webhook"),
+        ("console/query.py", "import certs.generate", "The console never imports the webhook"),
+        ("console/app.py", "import recommender.runner", CONSOLE_LOOP),
+        ("console/app.py", "import recommender.checkpoints.base", CONSOLE_LOOP),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
@@ -54,3 +67,13 @@ def test_a_forbidden_import_breaks_its_contract(
     assert result.returncode != 0
     broken = [row for row in result.stdout.splitlines() if "BROKEN" in row]
     assert any(contract in row for row in broken), result.stdout
+
+
+def test_a_recommender_subpackage_outside_the_layers_breaks_the_layers_contract(tree_copy: Path) -> None:
+    package = tree_copy / "recommender" / "unplaced"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""A subpackage no layer names."""\n')
+    result = _lint(tree_copy)
+    assert result.returncode != 0
+    broken = [row for row in result.stdout.splitlines() if "BROKEN" in row]
+    assert any(LAYERS in row for row in broken), result.stdout

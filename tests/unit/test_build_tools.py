@@ -118,7 +118,7 @@ def _crd_part(bt: ModuleType) -> object:
 
 
 def test_an_empty_crd_folder_is_a_failure_not_a_build(bt: ModuleType, tmp_path: Path) -> None:
-    """The fresh-machine failure of issue 21: a module source without its CRDs cached an empty folder."""
+    """A fresh-machine failure: a module source without its CRDs cached an empty folder."""
     source = tmp_path / "src"
     (source / "manifests" / "crds").mkdir(parents=True)
     log = tmp_path / "copy.log"

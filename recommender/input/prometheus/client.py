@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 import orjson
 
-from podsizer.settings.loader import where
+from podsizer.settings.names import where
 from recommender.model import FloatArray, SourceError
 
 # Prometheus refuses range queries that would return more than this many points per series.

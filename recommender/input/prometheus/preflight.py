@@ -12,7 +12,7 @@ from typing import TypeVar
 import httpx
 import orjson
 
-from podsizer.settings.loader import where
+from podsizer.settings.names import where
 from podsizer.settings.roles import MetricsSourceSettings
 from recommender.input.prometheus.client import Probe, PromClient
 from recommender.input.prometheus.connection import effective

@@ -1,4 +1,4 @@
-"""Shown = applied, through the entry points a user runs (issue 22): the same data file of random workloads
+"""Shown = applied, through the entry points a user runs: the same data file of random workloads
 (pods, podsizer.io/ annotations and labels, the users' bounds in the store) goes through `podsizer recommend
 -o json --write`, `podsizer explain`, the console's JSON API over HTTP, the webhook over HTTPS (its auto patch
 and its dry-run annotation) and the updater's dry-run pass, under several plan policies; all must state the
@@ -25,7 +25,7 @@ import pytest
 from podsizer.api import WorkloadRef
 from podsizer.keys import UPDATE_MODE_KEY
 from podsizer.settings.loader import TOOLING_VARIABLES
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.output.store import JsonFileStore
 from tests.integration.agreement import entry_points as ep
@@ -191,9 +191,9 @@ STOREFRONT = WorkloadRef("shop", "Deployment", "storefront")
 
 
 def test_a_workload_whose_pods_all_opt_out_is_excluded_by_every_entry_point(tmp_path: Path) -> None:
-    """Issue 22, point 1: the demo data as a file, every pod of shop/storefront annotated
-    `podsizer.io/exclude: "true"`: `recommend -o json` said mode dry-run with 3 changes (it planned without
-    the pods' metadata) while the console and the webhook said excluded."""
+    """The demo data as a file, every pod of shop/storefront annotated `podsizer.io/exclude: "true"`:
+    `recommend -o json` once said mode dry-run with 3 changes (it planned without the pods' metadata) while
+    the console and the webhook said excluded."""
     raw = build_demo_dataset(END)
     opted_out = {"podsizer.io/exclude": "true"}
     pods = tuple(

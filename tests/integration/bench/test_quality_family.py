@@ -1,6 +1,7 @@
-"""Issue 24 through a real Prometheus: `podsizer recommend -o json --source prometheus` sizes a weekly heavy
-day for that day, and a CI-sized seed of the randomised family keeps the regression rule (the default is
-not unsafe on a pattern family where KRR simple p99 is safe). One TSDB holds both, in two namespaces."""
+"""Recurring peaks through a real Prometheus: `podsizer recommend -o json --source prometheus` sizes a
+weekly heavy day for that day, and a CI-sized seed of the randomised family keeps the regression rule (the
+default is not unsafe on a pattern family where KRR simple p99 is safe). One TSDB holds both, in two
+namespaces."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def _containers_line(text: str) -> str:
 def test_demo_and_recommend_source_demo_print_the_same_run_prices_included(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 22, points 5 and 6: `podsizer demo` listed 17 containers and `recommend --source demo` 16
+    """`podsizer demo` once listed 17 containers and `recommend --source demo` 16
     (postgres' init-chmod has one sample, on the data's first grid point, which recommend's window cut
     off), and the demo said "price table not known to this report" for instance types the shipped table
     prices. Both now run the same `recommend` (one_run) on the same data."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recommender.input.openmetrics import backfill, write_dataset
+from tests.support.openmetrics import backfill, write_dataset
 
 from .history import DAYS, History, build_history
 from .server import Server, running_prometheus

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from podsizer.api import WorkloadRef
-from recommender.input.openmetrics import DcgmStyle, Family, dataset_families
 from recommender.model import Autoscaler, FloatArray, NodeInfo
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
+from tests.support.openmetrics import DcgmStyle, Family, dataset_families
 
 MI = 2**20
 GI = 2**30

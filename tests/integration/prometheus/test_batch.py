@@ -10,11 +10,11 @@ import pytest
 
 from podsizer.api import Recommendation, WorkloadRef
 from podsizer.api.quantity import parse
+from podsizer.sizing_policy import SizingPolicy
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import UsageSnapshot
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 
 from .conftest import Served
 from .history import MI, REPORT_RUN_MINUTES, REPORT_RUNS

@@ -19,12 +19,12 @@ import pytest
 
 from podsizer.api import WorkloadRef
 from podsizer.resources import GPU
-from recommender.input.demo import build_demo_dataset
-from recommender.input.openmetrics import backfill, write_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import Autoscaler, ContainerUsage, GpuUsage, UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import RawDataset
+from tests.support.openmetrics import backfill, write_dataset
 
 from .conftest import PROMTOOL
 from .server import running_prometheus

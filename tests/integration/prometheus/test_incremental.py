@@ -23,13 +23,13 @@ import pytest
 from podsizer.api import Recommendation
 from podsizer.api.quantity import parse
 from podsizer.settings import run_reporting_errors
+from podsizer.sizing_policy import SizingPolicy
 from recommender.commands import add_recommend_arguments, add_run_arguments, run_loop, run_recommend
 from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.model import ContainerUsage, UsageSnapshot
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
-from recommender.sizing.policy import SizingPolicy
 
 from .conftest import Served
 

@@ -1,4 +1,4 @@
-"""Issue 22, point 2, through a real Prometheus: pods' podsizer.io/ annotations reach the plan through
+"""Through a real Prometheus: pods' podsizer.io/ annotations reach the plan through
 kube-state-metrics (kube_pod_annotations), so `podsizer recommend --source prometheus`, `explain`, the
 console over Prometheus, the webhook and the updater state the same changes. kube-state-metrics decoding
 knew only podsizer.io/exclude and podsizer.io/mode: podsizer.io/gpu and podsizer.io/allow-large-change came
@@ -18,11 +18,11 @@ import pytest
 from podsizer.api import WorkloadRef
 from podsizer.keys import ALLOW_LARGE_CHANGE_KEY, GPU_KEY, MODE_KEY, UPDATE_MODE_KEY
 from podsizer.resources import GPU
-from recommender.input.openmetrics import backfill, write_dataset
 from recommender.output.store import JsonFileStore
 from tests.integration.agreement import entry_points as ep
 from tests.integration.agreement.cases import Pinned, generate
 from tests.integration.agreement.test_entry_points_agree import Run, disagreements, environment
+from tests.support.openmetrics import backfill, write_dataset
 
 from .conftest import PROMTOOL
 from .server import running_prometheus

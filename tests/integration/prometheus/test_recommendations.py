@@ -8,10 +8,10 @@ import pytest
 
 from podsizer.api import Recommendation, WorkloadRef
 from podsizer.api.quantity import parse
+from podsizer.sizing_policy import SizingPolicy
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend
-from recommender.sizing.policy import SizingPolicy
 
 from .conftest import Served
 from .history import GI, MI

@@ -19,8 +19,8 @@ import pytest
 from podsizer.api.quantity import parse
 from podsizer.settings import run_reporting_errors
 from recommender.commands import add_recommend_arguments, run_recommend
-from recommender.input.openmetrics import backfill, write_dataset
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
+from tests.support.openmetrics import backfill, write_dataset
 
 from .server import Server, running_prometheus
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from recommender.input.openmetrics import write_families
 from tests.integration.prometheus.history import (
     CLUSTER_CPU_SCALE,
     History,
@@ -20,6 +19,7 @@ from tests.integration.prometheus.history import (
     history_families,
     series_count,
 )
+from tests.support.openmetrics import write_families
 
 from .server import VICTORIA_METRICS, Server, flush, import_text, running_victoria_metrics
 

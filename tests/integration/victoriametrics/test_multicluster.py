@@ -25,7 +25,7 @@ from recommender.output.store.crd import CrdStore
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.wiring import Wiring, build_store
 from tests.integration.prometheus.history import CLUSTER_CPU_SCALE, CLUSTER_LABEL, GI, MI
-from tests.unit.recommender.test_store_crd import FakeCustomObjects
+from tests.support.custom_objects import FakeCustomObjects, fake_recommendations
 
 from .conftest import Loaded, workloads
 
@@ -70,7 +70,7 @@ def _fake_crd(api: FakeCustomObjects) -> Callable[[RecommenderSettings, object],
     def store(settings: RecommenderSettings, _: object) -> RecommendationStore:
         crd = build_store(settings, ApiClient())
         assert isinstance(crd, CrdStore)
-        crd.api = api
+        crd.objects.api = api
         return crd
 
     return store
@@ -174,7 +174,7 @@ def test_with_store_crd_and_a_cluster_name_only_that_clusters_recommendations_ar
     _cluster_environment(monkeypatch, "all")
     monkeypatch.setenv("PODSIZER_STORE", "crd")
     monkeypatch.setenv("PODSIZER_CLUSTER_NAME", "west")
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     wiring = Wiring(clock=lambda: vm_clusters.end, store=_fake_crd(api))
     printed = _by_cluster(_recommend(vm_clusters, tmp_path / "absent.json", "--write", wiring=wiring))
     assert sorted(printed) == sorted(CLUSTER_CPU_SCALE)  # the run sizes and prints both clusters
@@ -189,7 +189,7 @@ def test_with_store_crd_two_clusters_and_no_cluster_name_nothing_is_written_and_
 ) -> None:
     _cluster_environment(monkeypatch, "all")
     monkeypatch.setenv("PODSIZER_STORE", "crd")
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     wiring = Wiring(clock=lambda: vm_clusters.end, store=_fake_crd(api))
     rc, _, err = _run(vm_clusters, tmp_path / "absent.json", "--write", wiring=wiring)
     assert rc != 0

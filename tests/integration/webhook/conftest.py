@@ -14,10 +14,10 @@ from prometheus_client import CollectorRegistry
 
 from certs.generate import Bundle, KeyPair, generate_bundle, generate_ca, write_bundle
 from certs.reload import ReloadingTLS
+from podsizer.cluster import OwnerCache
 from podsizer.settings import WebhookSettings
 from tests.unit.webhook.builders import holder_with, recommendation
 from webhook.app import create_app
-from webhook.cluster import OwnerCache
 from webhook.server import ServerThread
 
 

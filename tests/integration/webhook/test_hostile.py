@@ -20,6 +20,7 @@ import trustme
 from prometheus_client import CollectorRegistry
 
 from certs.generate import generate_bundle, generate_ca, write_bundle
+from podsizer.cluster import OwnerCache
 from podsizer.settings import WebhookSettings
 from tests.integration.webhook.conftest import free_port
 from tests.unit.webhook.builders import (
@@ -31,7 +32,6 @@ from tests.unit.webhook.builders import (
     review,
 )
 from webhook.app import create_app, refused_calls
-from webhook.cluster import OwnerCache
 from webhook.server import ServerThread, connection_limits, reloading_tls
 
 pytestmark = pytest.mark.integration

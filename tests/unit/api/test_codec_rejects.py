@@ -18,6 +18,7 @@ from podsizer.api.resource import (
     Recommendation,
     RecommendationError,
     Window,
+    check_recommendation,
     recommendation_from_resource,
     recommendation_to_resource,
 )
@@ -280,3 +281,26 @@ def test_the_encoder_refuses_what_the_decoder_would() -> None:
         RecommendationError, match=r"^spec\.resourcePolicy\.containers\[0\]\.minAllowed\.cpu: "
     ):
         recommendation_to_resource(inverted)
+
+
+def test_the_check_refuses_exactly_what_the_encoder_refuses() -> None:
+    """check_recommendation (the sizing run's guard) and recommendation_to_resource give one verdict."""
+    good = _rec()
+    check_recommendation(good)
+    assert recommendation_to_resource(good)["status"]["containers"]
+    broken = [
+        Recommendation(
+            **{**good.__dict__, "containers": (ContainerRecommendation("main", {"cpu": "-1"}, {}, 0.5, ""),)}
+        ),
+        Recommendation(
+            **{**good.__dict__, "containers": (ContainerRecommendation("main", {}, {}, math.nan, ""),)}
+        ),
+        Recommendation(**{**good.__dict__, "policy": (ContainerPolicy("*", {"cpu": 2}, {"cpu": 1}),)}),
+        Recommendation(**{**good.__dict__, "policy": (ContainerPolicy("*", {"cpu": math.inf}, {}),)}),
+    ]
+    for rec in broken:
+        with pytest.raises(RecommendationError) as by_encoder:
+            recommendation_to_resource(rec)
+        with pytest.raises(RecommendationError) as by_check:
+            check_recommendation(rec)
+        assert str(by_check.value) == str(by_encoder.value)

@@ -21,10 +21,9 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
-from podsizer.snapshot import RecommendationSnapshot
+from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 from recommender.output.store import JsonFileStore
 from webhook.file_store import FileStoreLoader
-from webhook.store import SnapshotHolder
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

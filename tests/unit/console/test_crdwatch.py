@@ -4,11 +4,10 @@ first list fails) and the console following it: a changed Recommendation is show
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,51 +27,9 @@ from recommender.model import UsageSnapshot
 from recommender.model.raw import RawDataset
 from recommender.output.store.base import StoreError
 from recommender.sizing.engine import recommend
+from tests.support.watch import FakeApi, FakeWatch
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
-
-
-class FakeResponse:
-    def __init__(self, payload: Any) -> None:
-        self.data = json.dumps(payload).encode()
-
-
-class FakeApi:
-    """Scripted lists (the last one repeats) and watch streams; a watch with no script left blocks until
-    the informer is stopped, as a quiet apiserver's would."""
-
-    def __init__(self, lists: list[Any], streams: list[list[Any]], stop: threading.Event) -> None:
-        self.lists, self.streams, self.stop_event = lists, streams, stop
-        self.list_calls = 0
-        self.watch_kwargs: list[dict[str, Any]] = []
-
-    def list_fn(self, **kwargs: Any) -> FakeResponse:
-        self.list_calls += 1
-        item = self.lists[min(self.list_calls - 1, len(self.lists) - 1)]
-        if isinstance(item, Exception):
-            raise item
-        return FakeResponse(item)
-
-    def watch_factory(self) -> FakeWatch:
-        return FakeWatch(self)
-
-
-class FakeWatch:
-    def __init__(self, api: FakeApi) -> None:
-        self.api = api
-
-    def stream(self, func: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        self.api.watch_kwargs.append(kwargs)
-        if not self.api.streams:
-            self.api.stop_event.wait(10)
-            return
-        for item in self.api.streams.pop(0):
-            if isinstance(item, Exception):
-                raise item
-            yield item
-
-    def stop(self) -> None:
-        pass
 
 
 def _obj(rec: Recommendation, rv: str) -> dict[str, Any]:
@@ -100,13 +57,6 @@ def _until(check: Callable[[], bool], seconds: float = 10) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-@pytest.fixture
-def stop() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()
 
 
 @pytest.fixture
@@ -215,7 +165,7 @@ def test_an_unlistable_store_fails_at_start_with_a_store_error_naming_the_resour
 
 
 def test_an_unreachable_apiserver_fails_at_start_with_a_store_error(stop: threading.Event) -> None:
-    api = FakeApi([urllib3.exceptions.MaxRetryError(None, "/apis", "connection refused")], [], stop)
+    api = FakeApi([urllib3.exceptions.ProtocolError("connection refused")], [], stop)
     store = WatchedCrdStore(api.list_fn, api.watch_factory, stop)
     with pytest.raises(
         StoreError, match=r"recommendations\.podsizer\.io in all namespaces: .*connection refused"

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from console import fmt
 from console.app import SECURITY_HEADERS, create_console_app
 from console.data import GpuNode, StaticConsoleData, WorkloadRow
-from console.demo import DemoConsoleData
+from console.demo_data import DemoConsoleData
 from console.prices import DEFAULT_PRICE, HOURS_PER_MONTH, resource_price
 from console.query import OverviewQuery, Summary, select
 from tests.unit.console.sample import GIB, MIB, WEB, sample_data
@@ -45,7 +45,20 @@ def test_filters_narrow_the_workloads_and_report_how_many_match(client: TestClie
     assert _names(client, sizing="autopilot") == ["train"]
     assert "billing" not in _names(client, has_savings=True)  # needs more: no savings
     body = client.get("/api/overview", params={"namespace": "ml"}).json()
-    assert body["page"]["matching"] == 2 and body["totals"]["workloads"] == 4  # totals cover all
+    assert body["page"]["matching"] == 2 == body["totals"]["matching"] and body["totals"]["workloads"] == 4
+
+
+def test_totals_sum_the_workloads_matching_the_filters_on_every_page(client: TestClient) -> None:
+    everything = client.get("/api/overview").json()["totals"]
+    body = client.get("/api/overview", params={"namespace": "ml", "per_page": 1}).json()
+    ml = client.get("/api/overview", params={"namespace": "ml"}).json()["workloads"]
+    assert len(body["workloads"]) == 1 and len(ml) == 2  # the totals cover both pages of the filter
+    totals = body["totals"]
+    for key in ("hourly_savings", "cpu_cores_saved", "memory_bytes_saved", "gpu_hourly_cost"):
+        assert totals[key] == pytest.approx(sum(w[key] or 0.0 for w in ml)), key
+    assert totals["monthly_savings"] == pytest.approx(totals["hourly_savings"] * HOURS_PER_MONTH)
+    assert totals["hourly_savings"] != pytest.approx(everything["hourly_savings"])
+    assert totals["gpu_unallocated_hourly_cost"] == everything["gpu_unallocated_hourly_cost"]  # cluster-wide
 
 
 def test_low_confidence_filter_keeps_only_low_confidence_workloads() -> None:
@@ -200,6 +213,19 @@ def test_unknown_page_is_a_styled_404_and_unknown_api_path_is_json(client: TestC
     gone = client.get("/api/workloads/shop/Deployment/nope")
     assert gone.status_code == 404 and "no recommendation" in gone.json()["detail"]
     assert client.get("/workloads/shop/Deployment/nope").status_code == 404
+
+
+def test_a_404_page_links_to_close_matching_pages_and_the_api_names_its_list(client: TestClient) -> None:
+    page = client.get("/workloads/shop/Deployment/wbe")
+    assert page.status_code == 404
+    error, matches = page.text.split('id="error">')[1].split('id="matches">')
+    assert "no recommendation for workload shop/Deployment/wbe" in error and "/api/" not in error
+    assert matches.index('href="/workloads/shop/Deployment/web"') < matches.index("</ul>")
+    pod = client.get("/pods/shop/web-abc13").text.split('id="matches">')[1].split("</ul>")[0]
+    assert 'href="/pods/shop/web-abc12"' in pod
+    assert 'id="matches"' not in client.get("/no/such/page").text  # nothing close: no list
+    assert ">GPUs</a></li>" in client.get("/gpus/").text
+    assert "GET /api/overview lists them" in client.get("/api/workloads/shop/Deployment/wbe").json()["detail"]
 
 
 def test_every_response_carries_the_security_headers(client: TestClient) -> None:

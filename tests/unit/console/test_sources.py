@@ -20,7 +20,7 @@ from console.sources import build, build_inputs, url_host
 from podsizer.api.listdoc import list_document
 from podsizer.cli import main
 from podsizer.settings import ConsoleSettings, SettingsError, load
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.engine import recommend

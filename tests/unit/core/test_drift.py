@@ -1,4 +1,4 @@
-"""The drift cases of issue 9: recommender, webhook and console now apply the same bounds and modes."""
+"""Recommender, webhook and console apply the same bounds and modes, in the cases where they once drifted."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from console.build import build_console_data
 from podsizer.api import ContainerPolicy, WorkloadRef
 from podsizer.api.quantity import MIB
 from podsizer.policy import PlanPolicy
+from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.sizing.engine import RecommendationRun
-from recommender.sizing.policy import SizingPolicy
 from recommender.sizing.static import size_static
 from tests.unit.webhook.builders import (
     admitter,

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
+from podsizer.cluster import ObjectMeta
 from podsizer.modes import Meta, Resolved, resolve
 from podsizer.plan import plan_pod
 from podsizer.policy import Mode, PlanPolicy
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
-from webhook.cluster import ObjectMeta
 
 
 def _m(labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> Meta:

@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from podsizer.api import WorkloadRef
+from podsizer.cluster import OwnerCache
 from podsizer.owners import (
     UNCONTROLLED,
     ControllerRef,
@@ -19,11 +20,10 @@ from podsizer.owners import (
     Skipped,
     controller_of,
     resolve,
+    resolve_pod,
 )
 from podsizer.subject import Subject
 from tests.support.hypo import examples
-from webhook.cluster import OwnerCache
-from webhook.owners import resolve_workload
 
 API_VERSIONS = {
     "ReplicaSet": "apps/v1",
@@ -469,7 +469,7 @@ def _by_webhook(cluster: list[Chain]) -> list[WorkloadRef | None]:
         cache.handler(kind).replace(
             [_intermediate_json(c) for c in cluster if c.controller and c.controller[0] == kind and c.parent]
         )
-    return [resolve_workload(_pod_json(c), "shop", cache, None) for c in cluster]
+    return [resolve_pod(_pod_json(c), "shop", cache) for c in cluster]
 
 
 def _ref_or_none(got: WorkloadRef | Skipped) -> WorkloadRef | None:

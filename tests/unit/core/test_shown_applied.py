@@ -1,4 +1,4 @@
-"""The drift of issue 9: `podsizer recommend --source demo` showed storefront's memory limit as 632Mi and
+"""`podsizer recommend --source demo` once showed storefront's memory limit as 632Mi and
 checkout-api's as 768Mi while the webhook wrote 505Mi and 1228Mi. Now the table and the json plan show
 what the webhook's patch writes for the same workload's pod."""
 
@@ -17,7 +17,7 @@ from podsizer.podspec import quantity
 from podsizer.policy import LIMIT_POLICIES, LimitPolicy, PlanPolicy
 from podsizer.settings import run_reporting_errors
 from recommender.commands import add_recommend_arguments, run_recommend
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.wiring import Wiring
 from tests.unit.webhook.builders import admitter, apply_reply, container, replicaset_pod, resources_of, review
 

@@ -1,4 +1,4 @@
-"""Issue 22, point 4: a value the plan clamped stood beside a reason naming another number (storefront
+"""A value the plan clamped once stood beside a reason naming another number (storefront
 `2 -> 500m` beside "cpu: p99 393m + 15% margin", notebook `4 -> 1`, checkout-api `250m -> 1`), and the
 console's pod page drew the estimate ("recommended 504m") where its workload page showed the plan's 1.
 Now every format shows the plan's value with the rule that moved it, through the commands a user runs."""

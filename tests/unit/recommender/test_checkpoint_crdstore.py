@@ -8,10 +8,10 @@ import re
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.keys import CLUSTER_LABEL
 from recommender.checkpoints import crdstore
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError
 from recommender.checkpoints.crdstore import (
-    CLUSTER_LABEL,
     MANAGED_BY_LABEL,
     MAX_BLOB_BYTES,
     CrdCheckpointStore,
@@ -213,10 +213,10 @@ def test_key_none_is_a_value_error() -> None:
         _store(FakeCustomObjects()).write({None: b"x"})
 
 
-def test_reads_every_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(crdstore, "LIST_PAGE", 3)
+def test_reads_every_page() -> None:
     api = FakeCustomObjects()
     store = _store(api)
+    store.objects.page_size = 3
     blobs: dict[BlobKey, bytes] = {WorkloadRef("ns", "Deployment", f"w{i}"): bytes([i]) for i in range(10)}
     store.write(blobs)
     assert store.read().blobs == blobs

@@ -11,7 +11,7 @@ from podsizer.cli import main
 from podsizer.sizing_policy import SizingPolicy
 from recommender.explain import close_matches, explanation, find, render_text, text_width
 from recommender.output.report import Report, render
-from tests.unit.recommender.test_report_formats import demo
+from tests.unit.recommender.output.test_report_formats import demo
 
 __all__ = ["demo"]
 

@@ -7,7 +7,7 @@ import json
 from podsizer.sizing_policy import SizingPolicy
 from recommender.explain import explanation, find, render_text
 from recommender.output.report import Report, render
-from tests.unit.recommender.test_report_formats import demo
+from tests.unit.recommender.output.test_report_formats import demo
 
 __all__ = ["demo"]
 

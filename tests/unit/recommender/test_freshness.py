@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model.aggregate import aggregate
 from recommender.model.freshness import STALE_AFTER, Freshness, of_raw, of_snapshot
 

@@ -14,7 +14,7 @@ from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.clusters import cluster_sources
 from recommender.incremental.source import IncrementalSource
 from recommender.incremental.wiring import IncrementalClusters, checkpoint_store, incremental
-from recommender.input.demo import DemoSource
+from recommender.input.demo_cluster import DemoSource
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.wiring import ScopedSource, build_source
 

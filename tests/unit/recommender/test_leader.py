@@ -10,7 +10,8 @@ from typing import Any
 from kubernetes.client import V1Lease, V1LeaseSpec, V1ObjectMeta
 from kubernetes.client.exceptions import ApiException
 
-from podsizer.leader import AlwaysLeader, LeaderElector, micro_time
+from podsizer.kube.times import format_micro
+from podsizer.leader import AlwaysLeader, LeaderElector
 
 T0 = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -111,8 +112,8 @@ def test_renew_moves_renew_time_and_keeps_acquire_time() -> None:
     clock.advance(2.5)
     assert a.try_acquire_or_renew() is True
     assert api.body is not None
-    assert api.body["spec"]["acquireTime"] == micro_time(T0)
-    assert api.body["spec"]["renewTime"] == micro_time(T0 + timedelta(seconds=2.5))
+    assert api.body["spec"]["acquireTime"] == format_micro(T0)
+    assert api.body["spec"]["renewTime"] == format_micro(T0 + timedelta(seconds=2.5))
     assert api.body["spec"]["leaseTransitions"] == 0
     assert len(api.writes) == 2
 
@@ -142,7 +143,7 @@ def test_takes_over_when_the_record_stops_changing_for_the_lease_duration() -> N
     assert api.body is not None
     assert api.body["spec"]["holderIdentity"] == "pod-b"
     assert api.body["spec"]["leaseTransitions"] == 1
-    assert api.body["spec"]["acquireTime"] == micro_time(clock.now)
+    assert api.body["spec"]["acquireTime"] == format_micro(clock.now)
     assert a.try_acquire_or_renew() is False
 
 

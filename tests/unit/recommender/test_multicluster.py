@@ -39,7 +39,7 @@ from recommender.output.report import CSV_COLUMNS, Report, merge_reports, render
 from recommender.output.store import CrdStore, JsonFileStore
 from recommender.runner import MergedRun, Runner, merge_runs, run_in
 from recommender.wiring import Wiring
-from tests.unit.recommender.test_store_crd import FakeCustomObjects
+from tests.support.custom_objects import fake_recommendations
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 Bounds = Mapping[WorkloadRef, tuple[ContainerPolicy, ...]]
@@ -382,7 +382,7 @@ def test_the_json_store_keeps_two_clusters_web_apart(tmp_path: Path) -> None:
 def test_the_crd_store_writes_only_its_clusters_and_logs_the_rest_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api, cluster_name="east")
     with caplog.at_level(logging.INFO):
         assert store.put_many([rec("east"), rec("west"), rec("west", name="db")]) == []
@@ -395,7 +395,7 @@ def test_the_crd_store_writes_only_its_clusters_and_logs_the_rest_once(
 
 
 def test_a_crd_store_without_a_name_takes_one_cluster_and_refuses_several() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     assert store.put_many([rec("east")]) == [] and len(api.objects) == 1
     with pytest.raises(SettingsError, match="PODSIZER_CLUSTER_NAME"):

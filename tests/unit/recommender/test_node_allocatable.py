@@ -11,12 +11,12 @@ import orjson
 
 from podsizer.plausibility import Ceilings
 from podsizer.resources import GPU
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
 from recommender.model import NodeInfo
+from tests.unit.recommender.sizing.test_plausibility import _only, _run, _usage
 from tests.unit.recommender.test_prom_source import END, START, fake_prometheus
-from tests.unit.recommender.test_sizing_plausibility import _only, _run, _usage
 
 GIB = 2.0**30
 

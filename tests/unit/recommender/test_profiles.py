@@ -9,7 +9,7 @@ import pytest
 
 from podsizer.settings import RecommenderSettings, SettingsError, add_arguments, flag_values, load
 from podsizer.settings.profiles import DEFAULT_PROFILE, PRESETS, Profile, profile_help, with_profile
-from recommender.sizing.policy import SizingPolicy
+from podsizer.sizing_policy import SizingPolicy
 
 FIELDS = frozenset(RecommenderSettings.model_fields)
 

@@ -28,7 +28,7 @@ def test_ksm_label_names_follow_kube_state_metrics(k8s: str, ksm: str) -> None:
 def test_every_podsizer_key_the_parts_read_comes_back_from_its_kube_state_metrics_spelling(
     key: str, prefix: str
 ) -> None:
-    """Issue 22, point 2: podsizer.io/gpu and podsizer.io/allow-large-change came back as podsizer_io_gpu
+    """podsizer.io/gpu and podsizer.io/allow-large-change once came back as podsizer_io_gpu
     and podsizer_io_allow_large_change, so the console planned without the opt-ins the webhook honours."""
     spelled = ksm_label_name(key, prefix)
     assert spelled.startswith(prefix + "podsizer_io_")

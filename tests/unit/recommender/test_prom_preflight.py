@@ -127,7 +127,15 @@ def test_a_timeout_names_the_url_and_the_timeout_setting() -> None:
 
 
 def test_an_unknown_host_names_the_url_setting() -> None:
-    client = PromClient("http://nosuch.invalid:9090", timeout=5.0)
+    """The resolver's own error as httpx raises it (no lookup leaves the machine)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        try:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        except socket.gaierror as exc:
+            raise httpx.ConnectError(str(exc), request=request) from exc
+
+    client = PromClient("http://nosuch.invalid:9090", transport=httpx.MockTransport(handler))
     text = failure(lambda: check_connection(client, SETTINGS))
     assert text.startswith("cannot reach Prometheus at http://nosuch.invalid:9090: host name not found (")
     assert text.endswith("): check the host of PODSIZER_PROMETHEUS_URL (--prometheus-url)")

@@ -125,7 +125,8 @@ def test_a_step_down_within_the_week_cannot_be_told_from_a_weekly_cycle() -> Non
 
 
 def test_the_heavy_day_recency_weighs_at_under_a_percent_is_sized_for() -> None:
-    """The loss issue 24 names: a heavy Monday a week back weighs under 1 % with a 24 h half-life."""
+    """The quality benchmark's largest loss: a heavy Monday a week back weighs under 1 % with a 24 h
+    half-life."""
     raw = _raw([3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
     usage = _usage(raw)
     sized = size_static(usage, SizingPolicy())

@@ -23,7 +23,7 @@ from podsizer.sizing_policy import SizingPolicy
 from podsizer.subject import Subject
 from recommender.commands import add_recommend_arguments, add_run_arguments, one_run, run_loop, run_recommend
 from recommender.explain import add_explain_arguments, run_explain
-from recommender.input.demo import DemoSource, build_demo_dataset
+from recommender.input.demo_cluster import DemoSource, build_demo_dataset
 from recommender.input.file import dump_dataset
 from recommender.model import NO_SERIES, MetricsSource, UsageSnapshot
 from recommender.model.aggregate import aggregate
@@ -139,7 +139,7 @@ def test_the_snapshot_carries_each_workloads_podsizer_annotations_with_its_label
 
 @pytest.mark.parametrize("cluster", ["", "east"])
 def test_a_skipped_subject_is_scoped_by_its_namespace_and_kind_in_any_cluster(cluster: str) -> None:
-    """Issue 22, point 3: the subject was a string parsed back into parts, and `east:shop/Deployment/web/...`
+    """The subject was once a string parsed back into parts, and `east:shop/Deployment/web/...`
     read as namespace "east:shop": --namespaces shop dropped a cluster-labelled workload's skip and kept
     the same skip of a single-cluster one."""
     web = WorkloadRef("shop", "Deployment", "web", cluster)

@@ -17,7 +17,7 @@ from podsizer.settings import (
     flag_values,
     load,
 )
-from recommender.sizing.policy import SizingPolicy
+from podsizer.sizing_policy import SizingPolicy
 
 
 def load_settings(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,9 +11,9 @@ from kubernetes.client.exceptions import ApiException
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerPolicy, ContainerRecommendation, Recommendation, Window
 from recommender.output.store import CrdStore, StoreError
+from tests.support.custom_objects import fake_recommendations
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-G, V, P = "podsizer.io", "v1alpha1", "recommendations"
 
 
 def rec(name: str = "web", ns: str = "shop", cpu: str = "250m") -> Recommendation:
@@ -27,83 +26,8 @@ def rec(name: str = "web", ns: str = "shop", cpu: str = "250m") -> Recommendatio
     )
 
 
-class FakeCustomObjects:
-    """In-memory apiserver for one CRD with `subresources: status`: create/replace ignore status,
-    replace_status changes only status, a stale resourceVersion is a 409."""
-
-    def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
-        self.rv = 0
-        self.calls: list[str] = []
-        self.fail_next: dict[str, list[int]] = {}
-
-    def _check(self, group: str, version: str, plural: str, op: str) -> None:
-        assert (group, version, plural) == (G, V, P)
-        self.calls.append(op)
-        queue = self.fail_next.get(op)
-        if queue:
-            raise ApiException(status=queue.pop(0), reason="Injected")
-
-    def _bump(self, obj: dict[str, Any]) -> dict[str, Any]:
-        self.rv += 1
-        obj["metadata"]["resourceVersion"] = str(self.rv)
-        return copy.deepcopy(obj)
-
-    def list_cluster_custom_object(self, group: str, version: str, plural: str) -> Any:
-        self._check(group, version, plural, "list_cluster")
-        return {"items": [copy.deepcopy(o) for o in self.objects.values()]}
-
-    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str) -> Any:
-        self._check(group, version, plural, "list_namespaced")
-        return {"items": [copy.deepcopy(o) for (ns, _), o in self.objects.items() if ns == namespace]}
-
-    def get_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str
-    ) -> Any:
-        self._check(group, version, plural, "get")
-        if (namespace, name) not in self.objects:
-            raise ApiException(status=404, reason="Not Found")
-        return copy.deepcopy(self.objects[(namespace, name)])
-
-    def create_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, body: Any
-    ) -> Any:
-        self._check(group, version, plural, "create")
-        key = (namespace, body["metadata"]["name"])
-        if key in self.objects:
-            raise ApiException(status=409, reason="AlreadyExists")
-        obj = copy.deepcopy(body)
-        obj.pop("status", None)
-        self.objects[key] = obj
-        return self._bump(obj)
-
-    def _existing(self, namespace: str, name: str, body: Any) -> dict[str, Any]:
-        if (namespace, name) not in self.objects:
-            raise ApiException(status=404, reason="Not Found")
-        current = self.objects[(namespace, name)]
-        if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
-            raise ApiException(status=409, reason="Conflict")
-        return current
-
-    def replace_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
-    ) -> Any:
-        self._check(group, version, plural, "replace")
-        current = self._existing(namespace, name, body)
-        current["spec"] = copy.deepcopy(body["spec"])
-        return self._bump(current)
-
-    def replace_namespaced_custom_object_status(
-        self, group: str, version: str, namespace: str, plural: str, name: str, body: Any
-    ) -> Any:
-        self._check(group, version, plural, "replace_status")
-        current = self._existing(namespace, name, body)
-        current["status"] = copy.deepcopy(body["status"])
-        return self._bump(current)
-
-
 def test_put_creates_the_object_then_writes_status_through_the_subresource() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     store.put(rec())
     obj = api.objects[("shop", "deployment-web")]
@@ -116,7 +40,7 @@ def test_put_creates_the_object_then_writes_status_through_the_subresource() -> 
 
 
 def test_update_keeps_the_users_resource_policy_and_only_replaces_status() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     store.put(rec(cpu="250m"))
     obj = api.objects[("shop", "deployment-web")]
@@ -134,7 +58,7 @@ def test_update_keeps_the_users_resource_policy_and_only_replaces_status() -> No
 
 
 def test_a_conflict_rereads_and_retries() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     store.put(rec(cpu="250m"))
     api.fail_next["replace_status"] = [409]
@@ -145,7 +69,7 @@ def test_a_conflict_rereads_and_retries() -> None:
 
 
 def test_create_race_already_exists_becomes_an_update() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     api.fail_next["create"] = [409]
     api.objects[("shop", "deployment-web")] = {
@@ -171,7 +95,7 @@ def test_create_race_already_exists_becomes_an_update() -> None:
 
 
 def test_endless_conflicts_give_up_with_a_store_error() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api, max_attempts=3)
     store.put(rec())
     api.fail_next["replace_status"] = [409, 409, 409]
@@ -180,18 +104,18 @@ def test_endless_conflicts_give_up_with_a_store_error() -> None:
 
 
 def test_api_errors_become_store_errors_naming_the_object() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     api.fail_next["get"] = [403]
     with pytest.raises(StoreError, match=r"shop/deployment-web: HTTP 403"):
         store.put(rec())
-    api.fail_next["list_cluster"] = [500]
+    api.fail_next["list"] = [500]
     with pytest.raises(StoreError, match=r"cannot list recommendations\.podsizer\.io in all namespaces"):
         store.list()
 
 
 def test_put_many_reports_failures_and_writes_the_rest() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     api.fail_next["create"] = [422]
     failed = store.put_many([rec("a"), rec("b")])
@@ -200,7 +124,7 @@ def test_put_many_reports_failures_and_writes_the_rest() -> None:
 
 
 def test_namespace_scope_lists_one_namespace_and_refuses_others() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     CrdStore(custom_objects=api).put_many([rec("a", ns="shop"), rec("b", ns="ml")])
     scoped = CrdStore(custom_objects=api, namespace="ml")
     assert [r.target.name for r in scoped.list()] == ["b"]
@@ -210,7 +134,7 @@ def test_namespace_scope_lists_one_namespace_and_refuses_others() -> None:
 
 
 def test_invalid_objects_are_skipped_by_list() -> None:
-    api = FakeCustomObjects()
+    api = fake_recommendations()
     store = CrdStore(custom_objects=api)
     store.put(rec("a"))
     api.objects[("shop", "odd")] = {"metadata": {"name": "odd", "namespace": "shop"}, "spec": {}}

@@ -16,7 +16,7 @@ import pytest
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
 from podsizer.api.identity import WorkloadRef
-from recommender.input.demo import build_demo_dataset
+from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model import ContainerUsage, Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate
 from recommender.model.checkpoint import CheckpointSettings, dumps, loads

@@ -1,5 +1,5 @@
 """One change budget per workload: over many passes the updater acts on each pod at most once and stops, for
-any template, Recommendation and running pods; the two reproductions of issue 28 are named tests."""
+any template, Recommendation and running pods; the two cases that once did not converge are named tests."""
 
 from __future__ import annotations
 

@@ -22,11 +22,11 @@ from podsizer.api import (
     Window,
     WorkloadRef,
 )
+from podsizer.cluster import OwnerCache
 from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.policy import Mode, PlanPolicy
+from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 from webhook.admission import AdmissionConfig, Admitter
-from webhook.cluster import OwnerCache
-from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import AdmissionRequest, AdmissionReview
 
 T0 = datetime(2026, 11, 25, tzinfo=UTC)

@@ -236,10 +236,10 @@ _KIND_OF_SHAPE = {
 @st.composite
 def matching_rec(draw: st.DrawFn, pod: dict[str, Any]) -> Recommendation | None:
     """Mostly a Recommendation for the pod's own workload, covering some of its containers."""
-    from webhook.cluster import OwnerCache
-    from webhook.owners import resolve_workload
+    from podsizer.cluster import OwnerCache
+    from podsizer.owners import resolve_pod
 
-    ref = resolve_workload(pod, "shop", OwnerCache(), None)
+    ref = resolve_pod(pod, "shop", OwnerCache())
     if ref is None:
         return None
     names = [c["name"] for s in ("initContainers", "containers") for c in pod["spec"].get(s) or []]

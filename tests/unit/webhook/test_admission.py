@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from podsizer.api import Recommendation, WorkloadRef
+from podsizer.cluster import MetadataCache, OwnerCache
 from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY
 from podsizer.policy import Mode, PlanPolicy
 from tests.unit.webhook.builders import (
@@ -26,7 +27,6 @@ from tests.unit.webhook.builders import (
     review,
     rollout_pod,
 )
-from webhook.cluster import MetadataCache, OwnerCache
 
 WEB = recommendation("Deployment", "web")
 CART = recommendation(
@@ -223,6 +223,8 @@ def test_internal_error_allows_without_patch() -> None:
     class Broken:
         def get(self, *_: Any) -> None:
             raise RuntimeError("boom")
+
+        has = get
 
     a = admitter(WEB)
     a.snapshots = type("Broken", (), {"current": lambda self: Broken(), "refreshed_at": lambda self: None})()

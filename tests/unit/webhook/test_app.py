@@ -10,7 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry
 
+from podsizer.cluster import OwnerCache
 from podsizer.settings import WebhookSettings
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import (
     T1,
     container,
@@ -21,8 +23,6 @@ from tests.unit.webhook.builders import (
     review,
 )
 from webhook.app import create_app
-from webhook.cluster import OwnerCache
-from webhook.store import SnapshotHolder
 
 
 class Clock:

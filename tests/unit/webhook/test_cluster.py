@@ -5,55 +5,18 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
-from podsizer.informer import Informer
+from podsizer.cluster import CrdWatchLoader, MetadataCache, OwnerCache
+from podsizer.kube.watch import Informer
+from podsizer.snapshot import SnapshotHolder
+from tests.support.watch import FakeApi, FakeResponse, FakeWatch
 from tests.unit.webhook.builders import recommendation
-from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
-from webhook.store import SnapshotHolder
-
-
-class FakeResponse:
-    def __init__(self, payload: Any) -> None:
-        self.data = json.dumps(payload).encode()
-
-
-class FakeApi:
-    """A list call and a scripted sequence of watch streams (one per watch call)."""
-
-    def __init__(self, lists: list[dict[str, Any]], streams: list[list[Any]]) -> None:
-        self.lists = lists
-        self.streams = streams
-        self.list_calls = 0
-        self.watch_rvs: list[str | None] = []
-
-    def list_fn(self, **kwargs: Any) -> FakeResponse:
-        self.list_calls += 1
-        return FakeResponse(self.lists[min(self.list_calls - 1, len(self.lists) - 1)])
-
-    def watch_factory(self) -> FakeWatch:
-        return FakeWatch(self)
-
-
-class FakeWatch:
-    def __init__(self, api: FakeApi) -> None:
-        self.api = api
-
-    def stream(self, func: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        self.api.watch_rvs.append(kwargs.get("resource_version"))
-        script = self.api.streams.pop(0) if self.api.streams else []
-        for item in script:
-            if isinstance(item, Exception):
-                raise item
-            yield item
-
-    def stop(self) -> None:
-        pass
 
 
 def _rs(name: str, owner: str, rv: str, kind: str = "Deployment", api: str = "apps/v1") -> dict[str, Any]:

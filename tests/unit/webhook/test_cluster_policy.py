@@ -13,7 +13,9 @@ from typing import Any
 import orjson
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
-from podsizer.informer import Informer
+from podsizer.cluster import CrdWatchLoader, MetadataCache, OwnerCache
+from podsizer.kube.watch import Informer
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
@@ -24,8 +26,6 @@ from tests.unit.webhook.builders import (
     resources_of,
     review,
 )
-from webhook.cluster import CrdWatchLoader, MetadataCache, OwnerCache
-from webhook.store import SnapshotHolder
 from webhook.writer import ANNOTATIONS_LIMIT, DRY_RUN_KEY
 
 NOW = datetime(2026, 12, 2, tzinfo=UTC)

@@ -12,14 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from podsizer.api import Recommendation
+from podsizer.cluster import MetadataCache, OwnerCache
 from podsizer.modes import NoMetadata
 from podsizer.policy import Mode, PlanPolicy
+from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import CPU, MEM, pods, resources, scenarios
 from webhook.admission import AdmissionConfig, Admitter, Decision, DecisionCache, _Cached
-from webhook.cluster import MetadataCache, OwnerCache
-from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import AdmissionReview
 
 COMMON: Any = {

@@ -23,15 +23,15 @@ from kubernetes.utils import parse_quantity
 from prometheus_client import CollectorRegistry
 
 from podsizer.api import Recommendation
+from podsizer.cluster import OwnerCache
 from podsizer.plan import DRY_RUN_KEY
 from podsizer.policy import PlanPolicy
 from podsizer.settings import WebhookSettings
+from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 from tests.support.hypo import examples
 from tests.unit.webhook import builders as b
 from tests.unit.webhook.fuzz_strategies import mutated, pods, scenarios
 from webhook.app import create_app
-from webhook.cluster import OwnerCache
-from webhook.store import RecommendationSnapshot, SnapshotHolder
 from webhook.wire import BadReview, parse_review
 
 TOTAL = examples(10_000)

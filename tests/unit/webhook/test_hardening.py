@@ -14,12 +14,12 @@ from prometheus_client import CollectorRegistry
 
 from certs.generate import generate_bundle, write_bundle
 from certs.reload import ReloadingTLS, client_names
+from podsizer.cluster import OwnerCache
 from podsizer.modes import NoMetadata
 from podsizer.settings import WebhookSettings
 from tests.unit.webhook.builders import T1, apply_reply, holder_with, recommendation, replicaset_pod, review
 from webhook.admission import Decision, DecisionCache, _Cached
 from webhook.app import admitter_for, create_app
-from webhook.cluster import OwnerCache
 from webhook.server import connection_limits
 from webhook.wire import MAX_ECHO_CHARS, BadReview, parse_review, shortened
 

@@ -9,6 +9,9 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from podsizer.api import ContainerRecommendation, WorkloadRef
+from podsizer.cluster import MetadataCache, OwnerCache, start_cluster_watches
+from podsizer.owners import resolve_pod
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import (
     admitter,
     apply_reply,
@@ -18,9 +21,6 @@ from tests.unit.webhook.builders import (
     resources_of,
     review,
 )
-from webhook.cluster import MetadataCache, OwnerCache, start_cluster_watches
-from webhook.owners import resolve_workload
-from webhook.store import SnapshotHolder
 
 RUN = "report-29467800"  # the CronJob controller's name for a run: <cronjob>-<scheduled minute>
 
@@ -58,25 +58,26 @@ def _cache(*jobs: dict[str, Any]) -> OwnerCache:
 
 def test_a_cronjob_run_pod_resolves_to_the_cronjob_from_the_watched_jobs() -> None:
     cache = _cache(_job(RUN, "report"))
-    assert resolve_workload(job_pod(RUN), "shop", cache, None) == WorkloadRef("shop", "CronJob", "report")
+    assert resolve_pod(job_pod(RUN), "shop", cache) == WorkloadRef("shop", "CronJob", "report")
 
 
 def test_a_job_without_a_cronjob_is_its_own_workload() -> None:
     cache = _cache(_job("train-llama", None))
-    assert resolve_workload(job_pod("train-llama"), "shop", cache, None) == WorkloadRef(
+    assert resolve_pod(job_pod("train-llama"), "shop", cache) == WorkloadRef(
         "shop", "Job", "train-llama"
     )
 
 
 def test_a_job_added_by_a_watch_event_resolves_and_a_deleted_one_falls_back_to_the_store() -> None:
     cache = OwnerCache()
-    assert resolve_workload(job_pod(RUN), "shop", cache, None) is None  # not seen yet, no store
+    assert resolve_pod(job_pod(RUN), "shop", cache) is None  # not seen yet, no store
     cache.handler("Job").event("ADDED", _job(RUN, "report"))
-    assert resolve_workload(job_pod(RUN), "shop", cache, None) == WorkloadRef("shop", "CronJob", "report")
+    assert resolve_pod(job_pod(RUN), "shop", cache) == WorkloadRef("shop", "CronJob", "report")
     cache.handler("Job").event("DELETED", _job(RUN, "report"))
     snapshot = holder_with(recommendation(kind="CronJob", name="report")).current()
-    assert resolve_workload(job_pod(RUN), "shop", cache, snapshot) == WorkloadRef("shop", "CronJob", "report")
-    assert resolve_workload(job_pod(RUN), "shop", cache, None) is None
+    assert snapshot is not None
+    assert resolve_pod(job_pod(RUN), "shop", cache, snapshot.has) == WorkloadRef("shop", "CronJob", "report")
+    assert resolve_pod(job_pod(RUN), "shop", cache) is None
 
 
 def test_a_cronjob_run_pod_is_mutated_from_the_cronjobs_recommendation_in_auto_mode() -> None:
@@ -115,7 +116,7 @@ def test_the_cluster_watches_feed_jobs_to_the_owner_and_metadata_caches_and_watc
         "ADDED",
         {"metadata": {"name": "report", "namespace": "shop", "annotations": {"podsizer.io/mode": "auto"}}},
     )
-    assert resolve_workload(job_pod(RUN), "shop", owners, None) == WorkloadRef("shop", "CronJob", "report")
+    assert resolve_pod(job_pod(RUN), "shop", owners) == WorkloadRef("shop", "CronJob", "report")
     train = meta.workload(WorkloadRef("shop", "Job", "train"))
     report = meta.workload(WorkloadRef("shop", "CronJob", "report"))
     assert train is not None and train.annotations == {"podsizer.io/mode": "off"}

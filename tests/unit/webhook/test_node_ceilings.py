@@ -9,12 +9,12 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from podsizer.cluster import MetadataCache, NodeCache, OwnerCache, node_allocatable, start_cluster_watches
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook import builders as b
 from webhook.admission import Admitter
-from webhook.cluster import MetadataCache, NodeCache, OwnerCache, node_allocatable, start_cluster_watches
-from webhook.store import SnapshotHolder
 
 GIB = 2.0**30
 

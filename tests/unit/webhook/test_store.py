@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
+from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import recommendation
 from webhook.file_store import FileStoreLoader
-from webhook.store import SnapshotHolder
 
 
 class Clock:

@@ -11,10 +11,10 @@ import orjson
 
 from podsizer.api import Recommendation, WorkloadRef, recommendation_to_resource
 from podsizer.api.resource import ContainerRecommendation
+from podsizer.cluster import CrdWatchLoader
+from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
 from tests.unit.webhook.builders import recommendation
-from webhook.cluster import CrdWatchLoader
 from webhook.file_store import FileStoreLoader
-from webhook.store import RecommendationSnapshot, SnapshotHolder
 
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
 WEB = WorkloadRef("shop", "Deployment", "web")

@@ -1,0 +1,1 @@
+"""Kubernetes plumbing every role shares: the client factory, custom objects, list+watch, API times."""
