@@ -27,6 +27,7 @@ from recommender.model.state_build import build_states
 from recommender.model.usage_model import UsageModel, view
 from recommender.model.usage_state import DAY_S, HOUR_S, UsageState
 from tests.support.exact_usage import exact_demand, exact_usage
+from tests.support.request_mix import EDITED_CPU, WORKLOAD, demo_with_differing_pods
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 QS = (0.5, 0.9, 0.95, 0.99)
@@ -237,3 +238,16 @@ def test_the_models_pod_annotations_are_the_marked_pods_and_survive_a_checkpoint
     settings = CheckpointSettings(half_life_s=DEFAULT.half_life_s, step_s=300.0)
     restored = loads(dumps(states, settings), settings)
     assert view(UsageModel(restored), raw.start, raw.end, DEFAULT).pod_annotations == snap.pod_annotations
+
+
+def test_the_request_mix_is_read_from_the_states_and_survives_a_checkpoint() -> None:
+    """Pods that request differently (one storefront pod edited by hand) read as the same mix from one
+    dataset at once (aggregate), from a streamed model's states, and after a checkpoint: one reading."""
+    raw = demo_with_differing_pods(NOW)
+    (usage,) = [u for u in aggregate(raw, source="test").containers if u.workload.name == WORKLOAD]
+    assert [(dict(s.requests).get("cpu"), s.pods) for s in usage.request_mix] == [(2.0, 2), (EDITED_CPU, 1)]
+    states = build_states(raw)
+    settings = CheckpointSettings(half_life_s=DEFAULT.half_life_s, step_s=300.0)
+    restored = view(UsageModel(loads(dumps(states, settings), settings)), raw.start, raw.end, DEFAULT)
+    (again,) = [u for u in restored.containers if u.workload.name == WORKLOAD]
+    assert again.request_mix == usage.request_mix
