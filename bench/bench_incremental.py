@@ -48,7 +48,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_prometheus import Cluster, CountingTransport, backfill  # noqa: E402
+from bench_prometheus import Cluster, backfill  # noqa: E402
+from collect_once import CountingTransport  # noqa: E402
 
 from podsizer.api.identity import WorkloadRef  # noqa: E402
 from podsizer.api.quantity import parse  # noqa: E402

@@ -1,33 +1,36 @@
-"""Benchmark: PrometheusSource.collect() over N containers x 7 days x 60 s in a real, backfilled Prometheus.
+"""Benchmark: `podsizer recommend`'s read (PrometheusSource.collect()) over N containers x 7 days x 60 s in a
+real, backfilled Prometheus, next to the previous read path in the same run.
 
-Prints wall time of collect(), peak RSS of this process and of Prometheus, the number of queries sent, and the
-same statistics computed with numpy on an in-memory (containers, samples) array as the lower bound.
+For each N (--containers 200,2000: a list) one synthetic cluster is backfilled and served, then each read
+path runs in a process of its own (bench/collect_once.py, so each peak RSS is its own): this tree's (one
+reading: the window streamed chunk by chunk into the usage states) first, then the tree at --baseline (the
+previous read path: every sample of the window in memory, aggregated at once), extracted with git archive.
+Printed side by side: wall time, own CPU, peak RSS and RSS per container, Prometheus CPU (total and per
+container), queries, usages, and how far the two paths' p50/p95/max of CPU and memory are apart.
 
-    nice -n 10 .venv/bin/python bench/bench_prometheus.py --containers 1000
+    nice -n 10 .venv/bin/python bench/bench_prometheus.py --containers 200,2000
 
-The Prometheus CPU-seconds figure is the one to compare (wall time depends on what else runs); --compress
-asks for gzip answers, which more than doubles that figure.
+The CPU-seconds figures are the ones to compare (wall time depends on what else runs); --compress asks
+for gzip answers, which more than doubles Prometheus' figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from recommender.input.prometheus import PromClient, PrometheusSource  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import cpu_seconds, rss_bytes, running_prometheus  # noqa: E402
 from tests.support.openmetrics import BLOCK_SECONDS, format_rows, run_forked, series_prefix  # noqa: E402
@@ -163,19 +166,9 @@ class Cluster:
         return "".join(parts)
 
 
-class CountingTransport(httpx.HTTPTransport):
-    """The real transport, counting requests."""
-
-    count = 0
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.count += 1
-        return super().handle_request(request)
-
-
 def generate(args: argparse.Namespace, data_dir: Path, end: int) -> None:
     """Child process: writes each 2 h window, backfills it with promtool, deletes it; `workers` at once."""
-    cluster = Cluster(args.containers, args.namespaces, args.days, args.step, end)
+    cluster = Cluster(int(args.containers), args.namespaces, args.days, args.step, end)
     backfill(cluster, data_dir, args.info_step, args.workers)
 
 
@@ -200,27 +193,94 @@ def backfill(cluster: Cluster, data_dir: Path, info_step: int, workers: int) -> 
     run_forked(list(range(len(cluster.windows))), work, workers)
 
 
-def lower_bound(args: argparse.Namespace, end: int) -> float:
-    """Seconds numpy needs for the same statistics over in-memory (containers, samples) arrays."""
-    cluster = Cluster(args.containers, args.namespaces, args.days, args.step, end)
-    cores = np.hstack([cluster.window(k)[0] for k in range(len(cluster.windows))])
-    mem = np.hstack([cluster.window(k)[1] for k in range(len(cluster.windows))])
-    t0 = time.perf_counter()
-    for arr in (cores, mem):
-        np.quantile(arr, [0.5, 0.9, 0.95, 0.99], axis=1)
-        arr.max(axis=1)
-        arr.mean(axis=1)
-    return time.perf_counter() - t0
+BASELINE = "6964a75"
+"""The last commit with the previous read path (before issue 23's one reading of the usage model)."""
 
 
-def _own_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
+def baseline_tree(ref: str, into: Path) -> Path:
+    """The project's recommender and podsizer packages at `ref`, extracted under `into`."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "recommender", "podsizer"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def measure(
+    tree: Path, server_url: str, pid: int, window: tuple[float, float], args: argparse.Namespace
+) -> dict[str, object]:
+    """One collect() by the tree's code in a child process: its figures, with Prometheus' CPU meanwhile."""
+    out = Path(tempfile.mkstemp(prefix="collect-", suffix=".json")[1])
+    child = [
+        sys.executable,
+        str(ROOT / "bench" / "collect_once.py"),
+        str(tree),
+        server_url,
+        str(window[0]),
+        str(window[1]),
+        str(args.concurrency),
+        "1" if args.compress else "0",
+        str(out),
+    ]
+    prom0 = cpu_seconds(pid)
+    subprocess.run(child, check=True, cwd=tempfile.gettempdir())  # no tree on the path but the one named
+    figures: dict[str, object] = json.loads(out.read_text())
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        out.rename(args.keep / f"{'new' if tree == ROOT else 'old'}-{int(window[1] - window[0])}-{out.name}")
+    else:
+        out.unlink()
+    figures["prom_cpu_s"] = cpu_seconds(pid) - prom0
+    if not str(figures["module"]).startswith(str(tree.resolve())):
+        raise SystemExit(f"the child read {figures['module']}, not the tree {tree}")
+    return figures
+
+
+FIGURES = ("CPU p50", "CPU p95", "CPU max", "memory p50", "memory p95", "memory max")
+
+
+def apart(new: dict[str, object], old: dict[str, object]) -> list[tuple[str, float, float]]:
+    """Per figure (FIGURES) over the containers both paths report: the largest relative difference and
+    the share of containers within 2 % (a histogram bucket)."""
+    a, b = cast(dict[str, list[float]], new["usages"]), cast(dict[str, list[float]], old["usages"])
+    common = sorted(set(a) & set(b))
+    out = []
+    for i, name in enumerate(FIGURES):
+        diffs = [abs(a[k][i] - b[k][i]) / abs(b[k][i]) for k in common if b[k][i]]
+        within = sum(d <= 0.02 for d in diffs) / len(diffs) if diffs else 1.0
+        out.append((name, max(diffs, default=0.0), within))
+    return out
+
+
+def report(n: int, new: dict[str, object], old: dict[str, object], ref: str) -> None:
+    def row(what: str, key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> None:
+        x, y = float(cast(float, new[key])) * scale, float(cast(float, old[key])) * scale
+        ratio = f"{x / y:.2f}x" if y else "-"
+        print(f"  {what:<28} {fmt.format(x):>14} {fmt.format(y):>14} {ratio:>9}")
+
+    for f in (new, old):
+        f["usages_n"] = len(cast(dict[str, object], f["usages"]))
+        f["rss_per_container"] = float(cast(float, f["peak_rss"])) / n
+        f["prom_ms_per_container"] = float(cast(float, f["prom_cpu_s"])) * 1000 / n
+    print(f"N={n:,} containers   {'one reading':>14} {'previous':>14} {'new/old':>9}   (previous: {ref})")
+    row("wall s", "wall_s")
+    row("own CPU s", "own_cpu_s")
+    row("peak RSS MiB", "peak_rss", 1 / MI, "{:,.0f}")
+    row("peak RSS KiB per container", "rss_per_container", 1 / 1024, "{:,.1f}")
+    row("Prometheus CPU s", "prom_cpu_s")
+    row("Prometheus CPU ms/container", "prom_ms_per_container", 1.0, "{:,.2f}")
+    row("queries", "queries", 1.0, "{:,.0f}")
+    row("usages", "usages_n", 1.0, "{:,.0f}")
+    print("  one reading vs previous, per container: largest difference, share within 2 %")
+    for name, worst, within in apart(new, old):
+        print(f"    {name:<12} {100 * worst:8.2f} %  {100 * within:6.1f} %")
+    print("  (a p50 between two replicas of different levels may fall on either side: the rank ties)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--containers", type=int, default=10_000)
+    ap.add_argument("--containers", default="200,2000", help="comma-separated Ns, one cluster each")
     ap.add_argument("--namespaces", type=int, default=20)
     ap.add_argument("--days", type=int, default=7)
     ap.add_argument("--step", type=int, default=60, help="sample interval, seconds")
@@ -228,6 +288,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="parallel writers/promtool runs (xargs -P)")
     ap.add_argument("--concurrency", type=int, default=3, help="parallel namespace queries in collect()")
     ap.add_argument("--compress", action="store_true", help="ask Prometheus for gzip answers (PromClient)")
+    ap.add_argument("--baseline", default=BASELINE, help="git revision of the previous read path")
+    ap.add_argument("--keep", type=Path, help="keep each run's figures and per-container usages (JSON) here")
     ap.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--end", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -235,49 +297,54 @@ def main() -> None:
     if args.generate_into is not None:
         generate(args, args.generate_into, args.end)
         return
-
-    end = int(time.time()) // 60 * 60
-    samples = args.containers * args.days * 86400 // args.step
-    print(f"containers={args.containers} namespaces={args.namespaces} days={args.days} step={args.step}s")
-    print(f"cAdvisor samples: {2 * samples:,} (CPU counter + working set)")
+    sizes = [int(n) for n in str(args.containers).split(",")]
+    if not sizes or min(sizes) < 2:
+        raise SystemExit(
+            f"--containers: a comma-separated list of whole numbers >= 2, got {args.containers!r}"
+        )
     with tempfile.TemporaryDirectory(prefix="bench-prom-") as tmp:
-        data_dir = Path(tmp) / "data"
-        t0 = time.perf_counter()
-        child = [sys.executable, __file__, *sys.argv[1:], "--generate-into", str(data_dir), "--end", str(end)]
-        subprocess.run(child, check=True)
-        gen_s = time.perf_counter() - t0
-        print(f"generate + write + backfill: {gen_s:.1f} s ({2 * samples / gen_s:,.0f} samples/s)")
-        cluster = Cluster(args.containers, args.namespaces, args.days, args.step, end)
-        window_end = datetime.fromtimestamp(cluster.end - args.step, UTC)
-        window_start = window_end - timedelta(days=args.days) + timedelta(seconds=args.step)
-        with running_prometheus(data_dir, retention_days=args.days + 2, ready_timeout=300) as server:
-            prom_rss_idle = rss_bytes(server.pid)
-            transport = CountingTransport()
-            with PromClient(server.url, timeout=600.0, transport=transport, compress=args.compress) as client:
-                source = PrometheusSource(client, concurrency=args.concurrency)
-                prom_cpu0, own_cpu0 = cpu_seconds(server.pid), _own_cpu()
-                t0 = time.perf_counter()
-                snap = source.collect(window_start, window_end)
-                collect_s = time.perf_counter() - t0
-                prom_cpu, own_cpu = cpu_seconds(server.pid) - prom_cpu0, _own_cpu() - own_cpu0
-            requests = transport.count
-            prom_rss = rss_bytes(server.pid)
-        own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(f"collect(): {collect_s:.1f} s, {requests} Prometheus queries, {len(snap.containers)} usages")
-    print(
-        f"CPU time during collect(): Prometheus {prom_cpu:.1f} s, this process {own_cpu:.1f} s "
-        f"(load-independent; wall time depends on what else runs, load average {os.getloadavg()[0]:.1f})"
-    )
-    print(f"peak RSS of this process: {own_peak / 2**20:.0f} MiB")
-    print(f"Prometheus RSS: {prom_rss_idle / 2**20:.0f} MiB idle, {prom_rss / 2**20:.0f} MiB after collect()")
-    numpy_s = lower_bound(args, end)
-    print(f"numpy lower bound (quantiles+max+mean of CPU and memory, in memory): {numpy_s:.2f} s")
-    print(f"ratio collect()/numpy: {collect_s / numpy_s:.1f}x")
-    print(
-        f"targets: collect < 60 s: {'met' if collect_s < 60 else 'MISSED'}; "
-        f"RSS < 2 GB: {'met' if own_peak < 2e9 else 'MISSED'}"
-    )
+        old_tree = baseline_tree(args.baseline, Path(tmp) / "baseline")
+        for n in sizes:
+            run_one(n, args, Path(tmp) / f"n{n}", old_tree)
     os.sync()
+
+
+def run_one(n: int, args: argparse.Namespace, tmp: Path, old_tree: Path) -> None:
+    """One cluster of n containers backfilled and served; both read paths measured against it."""
+    end = int(time.time()) // 60 * 60
+    samples = n * args.days * 86400 // args.step
+    print(f"containers={n} namespaces={args.namespaces} days={args.days} step={args.step}s", flush=True)
+    print(f"cAdvisor samples: {2 * samples:,} (CPU counter + working set)", flush=True)
+    data_dir = tmp / "data"
+    tmp.mkdir(parents=True)
+    t0 = time.perf_counter()
+    child = [
+        sys.executable,
+        __file__,
+        f"--containers={n}",
+        f"--namespaces={args.namespaces}",
+        f"--days={args.days}",
+        f"--step={args.step}",
+        f"--info-step={args.info_step}",
+        f"--workers={args.workers}",
+        "--generate-into",
+        str(data_dir),
+        "--end",
+        str(end),
+    ]
+    subprocess.run(child, check=True)
+    gen_s = time.perf_counter() - t0
+    print(f"generate + write + backfill: {gen_s:.1f} s ({2 * samples / gen_s:,.0f} samples/s)", flush=True)
+    cluster = Cluster(n, args.namespaces, args.days, args.step, end)
+    window_end = cluster.end - args.step
+    window = (window_end - args.days * 86400 + args.step, float(window_end))
+    with running_prometheus(data_dir, retention_days=args.days + 2, ready_timeout=300) as server:
+        idle = rss_bytes(server.pid)
+        new = measure(ROOT, server.url, server.pid, window, args)  # this tree first: the colder cache
+        old = measure(old_tree, server.url, server.pid, window, args)
+        print(f"Prometheus RSS: {idle / MI:.0f} MiB idle, {rss_bytes(server.pid) / MI:.0f} MiB after both")
+    report(n, new, old, args.baseline)
+    print(f"load average {os.getloadavg()[0]:.1f} (wall time depends on what else runs)", flush=True)
 
 
 if __name__ == "__main__":

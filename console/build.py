@@ -44,10 +44,10 @@ from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU, is_mig, mig_profile
 from podsizer.subject import Subject
 from recommender.model import ActivitySignal, ContainerUsage, FloatArray, NodeInfo, UsageSnapshot
-from recommender.model.aggregate import gpu_activity
 from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.model.request_mix import describe
+from recommender.model.samples import gpu_activity
 from recommender.output.report import Report
 from recommender.sizing.batch import is_batch
 from recommender.sizing.cost import PriceTable

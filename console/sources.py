@@ -20,8 +20,9 @@ from podsizer.policy import PlanPolicy
 from podsizer.settings import ConsoleSettings, RecommenderSettings, env_name, setting_error
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
 from recommender.model.raw import RawDataset
+from recommender.model.samples import clip
 from recommender.output.store.base import RecommendationStore
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import RecommendationRun, recommend

@@ -29,8 +29,8 @@ from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY, MODE_KEY
 from podsizer.settings import RecommenderSettings
 from recommender.commands import one_run
 from recommender.input.demo_cluster import build_demo_dataset
-from recommender.model.aggregate import owner_graph
 from recommender.model.raw import PodInfo, RawDataset
+from recommender.model.samples import owner_graph
 from recommender.output.report import render
 from recommender.output.store import JsonFileStore
 from recommender.wiring import Wiring

@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import time
@@ -36,18 +35,19 @@ from datetime import UTC, datetime, timedelta
 
 from podsizer.api.identity import WorkloadRef
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError, ReadResult
-from recommender.incremental.model import UsageModel, view
-from recommender.incremental.pods import KnownPods
 from recommender.input.prometheus.client import step_for
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
-from recommender.model import NO_SERIES, Progress, UsageSnapshot
-from recommender.model.aggregate import Resolver, aggregate, memo, owner_graph
+from recommender.model import Progress, UsageSnapshot
+from recommender.model.aggregate import snapshot
 from recommender.model.checkpoint import CheckpointError, CheckpointSettings, dumps, read
-from recommender.model.clusters import snapshot_in
+from recommender.model.pods import KnownPods
 from recommender.model.raw import RawDataset
+from recommender.model.samples import Resolver, memo, owner_graph
 from recommender.model.state_build import build_states
+from recommender.model.stream import cold_start
 from recommender.model.timegrid import floor_to
+from recommender.model.usage_model import UsageModel
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
 
 log = logging.getLogger("podsizer.incremental")
@@ -171,35 +171,23 @@ class IncrementalSource:
         return ""
 
     def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:
-        """The window read namespace batch by namespace batch, each in time chunks (memory holds one
+        """The window streamed into a new model (recommender.model.stream.cold_start: memory holds one
         batch's chunk), then one short read for the pods, GPUs, autoscalers and nodes of the window."""
-        lo, hi, res = start.timestamp(), end.timestamp(), float(self.source.resolution_s)
-        edges = [lo, *_multiples(lo, hi, self.chunk_s), hi]
-        namespaces = self.source.namespaces_in(start, end)
-        batches = [
-            namespaces[i : i + self.namespace_batch] for i in range(0, len(namespaces), self.namespace_batch)
-        ]
-        model = UsageModel(built_at=hi)
-        steps, done = len(batches) * (len(edges) - 1) + 1, 0
-        for batch in batches:
-            part = self.source.for_namespaces(batch)
-            fresh_after = -math.inf
-            for a, b in itertools.pairwise(edges):
-                raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
-                build_states(raw, recency=self.recency, fresh_after=fresh_after, into=model.states)
-                fresh_after = floor_to(b, res)
-                done += 1
-                if progress is not None:
-                    progress(
-                        done, steps, f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC on"
-                    )
-        model.covered_until = floor_to(hi, res)
+        cold = cold_start(
+            self.source,
+            start,
+            end,
+            recency=self.recency,
+            chunk_s=self.chunk_s,
+            namespace_batch=self.namespace_batch,
+            progress=progress,
+        )
         # then a delta cycle with no pod known: the last hour again (whole: its demand replaces the chunks'),
         # no sample new to the histograms, the window's pods, GPUs, autoscalers and nodes
-        self.model, self.known = model, KnownPods()
+        self.model, self.known = cold.model, KnownPods()
         raw, _, resolve = self._delta(start, end, None)
         if progress is not None:
-            progress(steps, steps, "cold start: pods, GPUs, autoscalers and nodes of the window")
+            progress(1, 1, "cold start: pods, GPUs, autoscalers and nodes of the window")
         return raw, start, resolve
 
     def _delta(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:
@@ -230,37 +218,19 @@ class IncrementalSource:
         self, model: UsageModel, raw: RawDataset, resolve: Resolver, window: tuple[datetime, datetime]
     ) -> UsageSnapshot:
         """The model's containers and demand, with the window's GPUs, autoscalers, nodes and skipped pods."""
-        src, (start, end) = self.source, window
         unseen = _drop_unseen(model, raw, resolve)
         if unseen:
             log.info("%d states of workloads with no pod in the window left out (not seen)", unseen)
-        part = aggregate(
-            replace(raw, start=start, containers=(), ooms=(), cluster=""),
+        start, end = window
+        return snapshot(
+            model,
+            replace(raw, containers=(), ooms=()),
             source=self.name,
-            activity_step=step_for(start, end, src.activity_step_s),
-            recency=self.recency,
+            window=window,
             resolve=resolve,
+            activity_step=step_for(start, end, self.source.activity_step_s),
+            recency=self.recency,
         )
-        seen = view(model, start, end, self.recency)
-        namespaces = {c.workload.namespace for c in seen.containers}
-        skipped = [
-            s for s in part.skipped
-            if not (s.reason == NO_SERIES and s.subject.is_namespace and s.subject.namespace in namespaces)
-        ]  # fmt: skip
-        snap = UsageSnapshot(
-            window_start=start,
-            window_end=end,
-            containers=seen.containers,
-            gpus=part.gpus,
-            autoscalers=part.autoscalers,
-            nodes=part.nodes,
-            demand=seen.demand,
-            skipped=(*skipped, *seen.skipped),
-            source=self.name,
-            pod_labels=seen.pod_labels,
-            pod_annotations=seen.pod_annotations,
-        )
-        return snapshot_in(snap, src.cluster)
 
     # ---- checkpoints -------------------------------------------------------------------------
 
@@ -420,17 +390,6 @@ def _implausible_time(at: float, what: str) -> str:
 
 def _name(key: BlobKey) -> str:
     return "the checkpoint" if key is None else str(key)
-
-
-def _multiples(lo: float, hi: float, step: float) -> list[float]:
-    """The multiples of step strictly between lo and hi."""
-    first = math.floor(lo / step) * step + step
-    out = []
-    t = first
-    while t < hi:
-        out.append(t)
-        t += step
-    return out
 
 
 def _reason_label(reason: str) -> str:

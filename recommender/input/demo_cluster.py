@@ -36,10 +36,11 @@ import numpy.typing as npt
 from podsizer.api.identity import WorkloadRef
 from podsizer.resources import GPU
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency
+from recommender.model.samples import clip
 from recommender.model.timegrid import bucket_index, floor_to
 
 MIB = float(1024 * 1024)

@@ -49,10 +49,11 @@ import orjson
 from podsizer.api import quantity
 from podsizer.api.identity import WorkloadRef
 from recommender.model import Autoscaler, FloatArray, NodeInfo, Progress, SourceError, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency
+from recommender.model.samples import clip
 
 FORMAT = "podsizer-raw/v1"
 _NUMERIC = {int, float, type(None)}

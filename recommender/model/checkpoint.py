@@ -173,6 +173,9 @@ def _facts_json(f: Facts) -> bytes:
             "recent_pods": sorted(f.recent_pods),
             "recent_jobs": sorted(f.recent_jobs),
             "rejected": [[r, rule, n] for (r, rule), n in sorted(f.rejected.items())],
+            "pod_requests": [
+                [pod, {k: v for k, v in r.items() if math.isfinite(v)}] for pod, r in f.pod_requests.items()
+            ],
         },
         sort_keys=True,
         separators=(",", ":"),
@@ -194,6 +197,7 @@ def _facts(data: bytes) -> Facts:
         recent_pods=frozenset(map(str, d["recent_pods"])),
         recent_jobs=frozenset(map(str, d["recent_jobs"])),
         rejected={(str(r), str(rule)): int(n) for r, rule, n in d["rejected"]},
+        pod_requests={str(p): {str(k): float(v) for k, v in r.items()} for p, r in d.get("pod_requests", [])},
     )
 
 

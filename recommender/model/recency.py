@@ -86,11 +86,13 @@ class TemplateVerdict:
     history_s: float = 0.0
     """History of the templates still running when some were replaced."""
 
-    def note(self) -> str:
-        """One line for the reason a user reads ("" when nothing was replaced)."""
+    def note(self, pods: int | None = None) -> str:
+        """One line for the reason a user reads ("" when nothing was replaced); `pods`: the pod series of
+        the templates weighed down (default: one per weight below 1)."""
         if not self.replaced:
             return ""
-        pods = sum(1 for w in self.weights if w < 1.0)
+        if pods is None:
+            pods = sum(1 for w in self.weights if w < 1.0)
         names = ", ".join(self.replaced)
         hours = self.history_s / 3600.0
         old = min(self.weights)

@@ -67,11 +67,21 @@ def _histograms(
         hists[g].add_dense(int(nz[0]), dense[g, nz[0] : nz[-1] + 1])
 
 
+def _per_hour(
+    seen: npt.NDArray[np.bool_], hours: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], Matrix]:
+    """The distinct hours of a time-ordered grid and each row's points with a value in each (one pass)."""
+    unique_hours = np.unique(hours)
+    starts = np.searchsorted(hours, unique_hours)
+    return unique_hours, np.add.reduceat(seen, starts, axis=1, dtype=np.float64)
+
+
 def add_rows(
     states: Sequence[UsageState], ts: FloatArray, cpu: Matrix, mem: Matrix, samples: Sequence[int | None]
 ) -> None:
-    """Row i (CPU and memory over `ts`, NaN: a gap; `samples[i]` raw samples behind it, None: one per
-    point with a value) into states[i], as states[i].add_samples would add it."""
+    """Row i (CPU and memory over `ts`, a grid in time order as a query's; NaN: a gap; `samples[i]` raw
+    samples behind it, None: one per point with a value) into states[i], as states[i].add_samples would
+    add it."""
     seen = np.isfinite(cpu) | np.isfinite(mem)
     points = seen.sum(axis=1)
     distinct, of_row = _groups(states)
@@ -96,10 +106,8 @@ def add_rows(
     totals = np.add.reduceat(raw, starts)
     days, hours = np.floor(ts / DAY_S).astype(np.int64), np.floor(ts / HOUR_S).astype(np.int64)
     day_seen = np.logical_or.reduceat(seen, starts, axis=0)
-    unique_hours = np.unique(hours)
-    per_hour = (
-        np.stack([seen[:, hours == h].sum(axis=1) for h in unique_hours], axis=1) * (raw / points)[:, None]
-    )
+    unique_hours, per_hour = _per_hour(seen, hours)
+    per_hour = per_hour * (raw / points)[:, None]
     hour_counts = np.add.reduceat(per_hour, starts, axis=0)
     tops = {d: (_top_two(cpu, days == d), _top_two(mem, days == d)) for d in np.unique(days).tolist()}
     cpu_peak = np.fmax.reduceat(np.fmax.reduce(cpu, axis=1), starts)

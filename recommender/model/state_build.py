@@ -1,9 +1,11 @@
 """UsageStates from a RawDataset: the same series, owner resolution and sample rules the full-window path
-(aggregate) uses, one state per (workload, container, pod template).
+of every source and command, one state per (workload, container, pod template): a one-shot read, each
+chunk of a streamed cold start and each incremental cycle alike.
 
-- Owner resolution and impossible samples (gaps, counted by rule) are aggregate's own
-  (recommender.model.aggregate). The replaced-template rule is applied when the states are read
-  (recommender.incremental.model), which is why every template keeps its own state.
+- Owner resolution and impossible samples (gaps, counted by rule) are recommender.model.samples'; the
+  pods that resolve to Skipped are collected in `skipped` when given. The replaced-template rule is
+  applied when the states are read (recommender.model.usage_model), which is why every template keeps
+  its own state.
 - Only samples after `fresh_after` (or the workload's own time in `fresh_after_of`) feed histograms,
   counts, peaks, facts and OOM kills (a cycle's read may start earlier, at the hour's start); demand is
   set for every hour the dataset covers (a later read of an hour holds all of its pods and replaces the
@@ -11,8 +13,8 @@
 - Every kept series' CPU and memory samples go into the histograms, decayed by `recency.half_life_s`
   from their timestamps, and its CPU samples into the undecayed histogram of their day; once the build's
   samples are in, every state's days before its newest are closed (UsageState.close_days).
-- GPUs: per state, each GPU's activity from the best signal every GPU of its pod exports (aggregate's
-  choice) and its framebuffer use.
+- GPUs: per state, each GPU's activity from the best signal every GPU of its pod exports
+  (samples.pick_signal) and its framebuffer use.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from podsizer.api.identity import WorkloadRef
-from recommender.model.aggregate import (
+from podsizer.owners import Skipped
+from podsizer.subject import Subject
+from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
+from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
+from recommender.model.recency import Recency, template_of
+from recommender.model.samples import (
     Resolution,
     Resolver,
     gpu_activity,
@@ -35,9 +42,6 @@ from recommender.model.aggregate import (
     owner_graph,
     pick_signal,
 )
-from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
-from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
-from recommender.model.recency import Recency, template_of
 from recommender.model.state_batch import add_rows
 from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import HOUR_S, StateKey, UsageState
@@ -55,12 +59,19 @@ def _key(res: Resolution, pods: _Pods, namespace: str, pod: str, container: str)
 
 
 def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
-    """The part of `s` after `after` (None: nothing), its raw-sample count scaled like clip's."""
+    """The part of `s` after `after` (None: nothing). A pre-reduced series' raw-sample count (of working
+    set samples) covers the closed span of its points: the part keeps its working-set points' share
+    (chunks sharing an edge point count its samples once)."""
     keep = s.timestamps > after
     if keep.all():
         return s
     if not keep.any():
         return None
+    seen = np.isfinite(s.memory_bytes)
+    if not seen.any():
+        seen = np.isfinite(s.cpu_cores)
+    points = int(np.count_nonzero(seen))
+    share = int(np.count_nonzero(seen & keep)) / points if points else 0.0
     return ContainerSamples(
         s.namespace,
         s.pod,
@@ -68,7 +79,7 @@ def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
         s.timestamps[keep],
         s.cpu_cores[keep],
         s.memory_bytes[keep],
-        None if s.samples is None else round(s.samples * keep.mean()),
+        None if s.samples is None else round(s.samples * share),
     )
 
 
@@ -82,12 +93,6 @@ def _add_series(
     rejected: dict[tuple[str, str], int] = {}
     m = masked(s, top, rejected)
     state.facts.reject(rejected)
-    seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
-    if not seen.any():
-        return
-    ts = m.timestamps
-    batches[(float(ts[0]), float(ts[-1]), ts.size)].append((state, m))
-    job = info.owner_name if info is not None and info.owner_kind == "Job" else None
     spec = None
     if info is not None:
         spec = (
@@ -97,6 +102,14 @@ def _add_series(
             s.container in info.init_containers,
             info.annotations,
         )
+    seen = np.isfinite(m.cpu_cores) | np.isfinite(m.memory_bytes)
+    ts = m.timestamps
+    if not seen.any():  # every sample rejected: the workload's pod template is known all the same
+        if ts.size:
+            state.facts.see_spec(float(ts.max()), spec)
+        return
+    batches[(float(ts[0]), float(ts[-1]), ts.size)].append((state, m))
+    job = info.owner_name if info is not None and info.owner_kind == "Job" else None
     state.facts.see_pod(s.pod, job, float(ts[seen].max()), spec)
 
 
@@ -173,12 +186,18 @@ def build_states(
     fresh_after: float = -math.inf,
     fresh_after_of: Mapping[WorkloadRef, float] | None = None,
     into: dict[StateKey, UsageState] | None = None,
+    skipped: dict[Subject, Skipped] | None = None,
 ) -> dict[StateKey, UsageState]:
     """Every (workload, container, template)'s UsageState from the dataset (module docstring);
     `fresh_after_of`: the workloads whose samples are fresh after another time than `fresh_after`;
-    `into`: states to add to (a model's, from samples before these), returned; else new ones."""
+    `into`: states to add to (a model's, from samples before these), returned; else new ones; `skipped`:
+    where the dataset's skipped pods and source skips are collected."""
     own = fresh_after_of or {}
-    res = Resolution(memo(resolve or owner_graph(raw).resolve), {s.subject: s for s in raw.skipped})
+    res = Resolution(memo(resolve or owner_graph(raw).resolve), {} if skipped is None else skipped)
+    for found in raw.skipped:
+        res.skipped.setdefault(found.subject, found)
+    for p in raw.pods:
+        res.workload(p.namespace, p.name)
     pods: _Pods = {(p.namespace, p.name): p for p in raw.pods}
     half = recency.half_life_s or None
     top = largest_allocatable(raw)

@@ -106,6 +106,8 @@ class Facts:
     recent_pods: frozenset[str] = frozenset()
     recent_jobs: frozenset[str] = frozenset()
     rejected: dict[tuple[str, str], int] = field(default_factory=dict)
+    pod_requests: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each pod's requests for the container, of the newest MAX_RECENT pods seen (the request mix)."""
 
     def see_pod(self, pod: str, job: str | None, at: float, spec: PodSpecFacts | None) -> None:
         """One pod with samples up to `at`; its spec (when known) replaces an older pod's."""
@@ -115,6 +117,15 @@ class Facts:
         if job and job not in self.recent_jobs:
             self.jobs += 1
             self.recent_jobs = _bounded(self.recent_jobs | {job})
+        if spec is not None:
+            self.pod_requests.pop(pod, None)  # the newest pods last
+            self.pod_requests[pod] = dict(spec[0])
+            for old in list(self.pod_requests)[:-MAX_RECENT]:
+                del self.pod_requests[old]
+        self.see_spec(at, spec)
+
+    def see_spec(self, at: float, spec: PodSpecFacts | None) -> None:
+        """A pod's spec as of `at` (when known; samples or not): it replaces an older pod's."""
         if spec is not None and at >= self.newest_pod_at:
             self.newest_pod_at = at
             self.requests, self.limits, self.labels = dict(spec[0]), dict(spec[1]), dict(spec[2])

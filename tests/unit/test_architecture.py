@@ -48,7 +48,7 @@ def test_the_import_contracts_hold() -> None:
         ("console/app.py", "import podsizer.cli", "Nothing imports the CLI module"),
         ("recommender/model/raw.py", "import recommender.sizing.engine", LAYERS),
         ("recommender/sizing/engine.py", "import recommender.output.report", LAYERS),
-        ("recommender/input/file.py", "import recommender.incremental.model", LAYERS),
+        ("recommender/input/file.py", "import recommender.incremental.source", LAYERS),
         ("recommender/checkpoints/base.py", "import recommender.input.file", LAYERS),
         ("recommender/sizing/cost.py", "import recommender.commands", "never import its composition modules"),
         ("recommender/input/file.py", "import tests.support.openmetrics", NO_TESTS),

@@ -1,4 +1,4 @@
-"""PrometheusSource: a few queries per namespace, answers turned into a RawDataset, the one aggregation."""
+"""PrometheusSource: a few queries per namespace and time chunk, each answer folded into the usage model."""
 
 from __future__ import annotations
 
@@ -21,16 +21,21 @@ from recommender.input.prometheus.client import AnswerTooLarge, PromClient, Rang
 from recommender.input.prometheus.kubeapi import ApiIdentity
 from recommender.input.prometheus.series import container_samples, series_key, sparse_cpu
 from recommender.model import NO_SERIES, Autoscaler, NodeInfo, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate
+from recommender.model.aggregate import aggregate, snapshot
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency
+from recommender.model.stream import cold_start
 from recommender.model.timegrid import aligned, point_count
 
 log = logging.getLogger("podsizer")
 
 DEFAULT_QUERY_STEP_S = 60  # PODSIZER_QUERY_STEP: cAdvisor is scraped every 15-60 s
 DEFAULT_CPU_RATE_WINDOW_S = 120  # PODSIZER_CPU_RATE_WINDOW: at least two samples of a 60 s scrape
+DEFAULT_CHUNK_S = 21600  # PODSIZER_COLD_START_CHUNK: 6 h of samples in memory at a time
+CHUNK_POINTS = 400_000
+"""Points (one CPU and one working-set value of a series) collect() asks for in one chunk of a namespace
+batch after the first: about 100 MiB of answers in flight, whatever the cluster's size."""
 SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 
 
@@ -64,19 +69,24 @@ def _ooms(containers: list[ContainerSamples], killed: set[ksm.ContainerKey]) -> 
 class PrometheusSource:
     """Reads cAdvisor, kube-state-metrics and dcgm-exporter series; O(namespaces) queries per collect().
 
-    `dataset()` gives the same raw model as the demo, file and DCGM sources (a RawDataset) and
-    `collect()` is the one aggregation over it (recommender.model.aggregate, weighted by `recency`). Per
-    namespace, one range query each for CPU and working set, stepped at the multiples of resolution_s
-    (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut into pieces of at most
-    MAX_POINTS_PER_SERIES points (client.query_range_split), has Prometheus evaluate every series once;
-    the answer is kept as one pre-reduced series per container: the CPU rate over rate_s
-    (PODSIZER_CPU_RATE_WINDOW, default 2 m: two samples of a 60 s scrape) and the peak working set
-    (max_over_time[resolution_s]) of each step, with the raw working-set sample count (count_over_time,
-    server side). Quantiles over these points are those of the rates and the per-step peaks (at or above
-    those of raw samples: conservative for sizing); first/last seen are accurate to one step. One instant
-    query gives requests, limits and the counts, one series lookup the
-    owner chain, labels, annotations, init containers and OOM kills. GPUs: one cluster-wide range query
-    per dcgm-exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
+    `dataset()` gives the same raw model as the demo, file and DCGM sources (a RawDataset) for one
+    interval; `collect()` streams the window into the usage model (recommender.model.stream.cold_start:
+    `namespace_batch` namespaces at a time (3: as many as are queried at once), each in hour-aligned time
+    chunks: the first of `chunk_s` (PODSIZER_COLD_START_CHUNK, 6 h), the next ones of about
+    `points_per_chunk` points of the series the batch has (CHUNK_POINTS; None: every chunk chunk_s), so
+    memory holds one chunk's samples and the states, and a small cluster is read in few pieces) and reads
+    it the one way (recommender.model.aggregate.snapshot, weighted by `recency`), with the window's GPUs,
+    autoscalers and nodes. Per namespace and chunk, one range query each for CPU and working set, stepped
+    at the multiples of resolution_s (PODSIZER_QUERY_STEP, default 60 s: the scrape resolution) and cut
+    into pieces of at most MAX_POINTS_PER_SERIES points (client.query_range_split), has Prometheus
+    evaluate every series once; the answer is kept as one pre-reduced series per container: the CPU rate
+    over rate_s (PODSIZER_CPU_RATE_WINDOW, default 2 m: two samples of a 60 s scrape) and the peak working
+    set (max_over_time[resolution_s]) of each step, with the raw working-set sample count
+    (count_over_time, server side). Quantiles over these points are those of the rates and the per-step
+    peaks (at or above those of raw samples: conservative for sizing); first/last seen are accurate to one
+    step. One instant query gives requests, limits and the counts, one series lookup the owner chain,
+    labels, annotations, init containers and OOM kills. GPUs: one cluster-wide range query per dcgm-
+    exporter metric at activity_step_s (activity and framebuffer use as the peak of each step).
     concurrency namespaces are queried at once (3: on 2 cores this overlaps our parsing with Prometheus'
     evaluation).
 
@@ -99,24 +109,23 @@ class PrometheusSource:
         concurrency: int = 3,
         resolution_s: int = DEFAULT_QUERY_STEP_S,
         rate_s: int = DEFAULT_CPU_RATE_WINDOW_S,
-        demand_step_s: int = 3600,
         activity_step_s: int = 300,
+        chunk_s: int = DEFAULT_CHUNK_S,
+        namespace_batch: int = 3,
+        points_per_chunk: int | None = CHUNK_POINTS,
         cluster_label: str = "",
         cluster: str = "",
         recency: Recency = DEFAULT_RECENCY,
         api_identity: ApiIdentity | None = None,
     ) -> None:
-        if min(resolution_s, rate_s, demand_step_s, activity_step_s) <= 0:
-            raise ValueError("resolution_s, rate_s, demand_step_s and activity_step_s must be positive")
+        if min(resolution_s, rate_s, activity_step_s, namespace_batch) <= 0:
+            raise ValueError("resolution_s, rate_s, activity_step_s and namespace_batch must be positive")
+        if chunk_s < 3600 or chunk_s % 3600:
+            raise ValueError(f"chunk_s must be a whole number of hours, got {chunk_s} s")
         if rate_s < resolution_s:
             raise ValueError(
                 f"rate_s ({rate_s}) must be at least resolution_s ({resolution_s}): "
                 "a shorter rate window skips the samples between steps"
-            )
-        if demand_step_s < resolution_s:
-            raise ValueError(
-                f"demand_step_s ({demand_step_s}) must be at least resolution_s ({resolution_s}): "
-                "demand is re-sampled from the resolution_s series"
             )
         self.client = client
         self.namespaces = namespaces
@@ -125,8 +134,10 @@ class PrometheusSource:
         self.concurrency = max(1, concurrency)
         self.resolution_s = resolution_s
         self.rate_s = rate_s
-        self.demand_step_s = demand_step_s
         self.activity_step_s = activity_step_s
+        self.chunk_s = chunk_s
+        self.namespace_batch = namespace_batch
+        self.points_per_chunk = points_per_chunk
         self.cluster_label = cluster_label
         self.cluster = cluster
         self.scope = q.Scope(cluster_label, cluster) if cluster_label else q.UNSCOPED
@@ -303,17 +314,57 @@ class PrometheusSource:
         )
 
     def usage(self, raw: RawDataset) -> UsageSnapshot:
-        """The usage model of a dataset this source gave (its window's demand and activity steps)."""
+        """The usage model of a dataset this source gave, in one piece (its window's activity step)."""
         return aggregate(
             raw,
             source=self.name,
-            demand_step=step_for(raw.start, raw.end, self.demand_step_s),
             activity_step=step_for(raw.start, raw.end, self.activity_step_s),
             recency=self.recency,
         )
 
     def collect(self, start: datetime, end: datetime, progress: Progress | None = None) -> UsageSnapshot:
-        return self.usage(self.dataset(start, end, progress))
+        """The window streamed into the usage model, chunk by chunk (class docstring), read with the
+        window's GPUs, autoscalers and nodes (one cluster-wide read) and the pods the chunks named."""
+        if start.tzinfo is None or end.tzinfo is None:
+            raise ValueError("start and end must be timezone-aware datetimes")
+        if end <= start:
+            raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
+        cold = cold_start(
+            self,
+            start,
+            end,
+            recency=self.recency,
+            chunk_s=self.chunk_s,
+            namespace_batch=self.namespace_batch,
+            progress=progress,
+            points_per_chunk=self.points_per_chunk,
+        )
+        w = q.Window(round((end - start).total_seconds()), self.resolution_s, self.rate_s)
+        cluster = self._fetch_cluster(w, start, end, set(cold.namespaces))
+        if progress is not None:
+            progress(1, 1, "GPUs, autoscalers, nodes")
+        known = cold.known
+        window = RawDataset(
+            start=start,
+            end=end,
+            pods=tuple(known.pods.values()),
+            owners=tuple(known.owners.values()),
+            containers=(),
+            gpus=tuple(cluster.gpus),
+            autoscalers=tuple(cluster.autoscalers),
+            nodes=tuple(cluster.nodes),
+            skipped=tuple(cluster.skipped),
+            cluster=self.cluster,
+        )
+        return snapshot(
+            cold.model,
+            window,
+            source=self.name,
+            window=(start, end),
+            activity_step=step_for(start, end, self.activity_step_s),
+            recency=self.recency,
+            skipped=cold.skipped.values(),
+        )
 
 
 def _with_cluster(source: PrometheusSource, cluster: str) -> PrometheusSource:

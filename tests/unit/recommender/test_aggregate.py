@@ -1,5 +1,6 @@
 """aggregate(): owner resolution, exclusion of deployer/hook pods, quantiles, per-replica steady state,
-OOM, requests, GPU signals and demand, checked against hand-built raw datasets."""
+OOM, requests, GPU signals and demand, checked against hand-built raw datasets. Percentiles and means come
+from the usage states' histograms: within a bucket (CPU_BUCKETS.resolution) of the exact ones."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from podsizer.api import WorkloadRef
 from podsizer.owners import Skipped
 from podsizer.subject import Subject
 from recommender.model import Quantiles, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate
+from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import OFF
+from recommender.model.samples import clip
 
 START = datetime(2026, 11, 25, tzinfo=UTC)
 T0 = START.timestamp()
@@ -150,7 +153,7 @@ def test_each_kind_resolves_to_its_workload(
 ) -> None:
     snap = aggregate(BASE, source="test")
     q = by_workload(snap)[(WorkloadRef(namespace, kind, name), container)]
-    assert q.p50 == pytest.approx(cpu)
+    assert q.p50 == pytest.approx(cpu, abs=CPU_BUCKETS.resolution(cpu))
     assert snap.skipped == ()
 
 
@@ -222,24 +225,33 @@ def test_quantiles_over_all_finite_samples_of_all_pods() -> None:
     a[3] = np.nan
     snap = _web([("web-abc-1", a, np.full(N, 1.0)), ("web-abc-2", b, np.full(N, 2.0))])
     (usage,) = snap.containers
-    assert usage.cpu_cores == Quantiles.of(np.concatenate([a[np.isfinite(a)], b]))
+    pooled = np.concatenate([a[np.isfinite(a)], b])
+    exact = Quantiles.of(pooled)
+    got = usage.cpu_cores
+    ranks = np.quantile(pooled, [0.5, 0.9, 0.95, 0.99], method="inverted_cdf")  # the sample at each rank
+    for name, want in zip(("p50", "p90", "p95", "p99", "mean"), [*ranks, exact.mean], strict=True):
+        assert getattr(got, name) == pytest.approx(want, abs=CPU_BUCKETS.resolution(want)), name
+    assert (got.max, got.second_max) == (exact.max, exact.second_max)  # peaks are kept exactly
     assert usage.samples == 2 * N  # memory is finite at the NaN cpu sample
     assert usage.pods == 2
     assert usage.first_seen == START
     assert usage.last_seen == START + timedelta(seconds=STEP * (N - 1))
 
 
-def test_per_replica_is_median_of_per_pod_medians() -> None:
+def test_per_replica_is_the_pooled_median_of_every_pods_samples() -> None:
     pods = [
         (f"web-abc-{i}", np.full(N, float(v)), np.full(N, float(v) * MIB)) for i, v in enumerate((1, 2, 10))
     ]
     (usage,) = _web(pods).containers
-    assert usage.per_replica_cpu_cores == 2.0
-    assert usage.per_replica_memory_bytes == 2.0 * MIB
-    # the pooled median would be the same here; a skewed pod count shows the difference
+    assert usage.per_replica_cpu_cores == pytest.approx(2.0, abs=CPU_BUCKETS.resolution(2.0))
+    mib2 = 2.0 * MIB
+    assert usage.per_replica_memory_bytes == pytest.approx(mib2, abs=MEMORY_BUCKETS.resolution(mib2))
+    # a fourth pod at 10 with few samples: the pooled median stays 2 (the median of each pod's median
+    # would be 6); one rule for every path, the one the histograms can keep
     pods += [("web-abc-9", np.full(4, 10.0), np.full(4, 10.0 * MIB))]
     (usage,) = _web(pods).containers
-    assert usage.per_replica_cpu_cores == pytest.approx(6.0)
+    assert usage.per_replica_cpu_cores == pytest.approx(2.0, abs=CPU_BUCKETS.resolution(2.0))
+    assert usage.per_replica_cpu_cores == usage.cpu_cores.p50
 
 
 @pytest.mark.parametrize(
@@ -254,6 +266,23 @@ def test_container_without_finite_samples_is_skipped(cpu: np.ndarray, mem: np.nd
     snap = _web([("web-abc-1", cpu, mem)])
     assert snap.containers == ()
     assert {str(s.subject): s.reason for s in snap.skipped}["shop/Deployment/web/container/web"] == reason
+
+
+def test_a_window_longer_than_the_daily_peaks_held_keeps_its_highest_sample() -> None:
+    """20 days, the highest CPU and memory samples on the first (older than the 16 days of peaks held)."""
+    ts = T0 + 3600.0 * np.arange(20 * 24)
+    cpu, mem = np.full(ts.size, 0.5), np.full(ts.size, 100 * MIB)
+    cpu[3], mem[5] = 4.0, 900 * MIB
+    raw = RawDataset(
+        START,
+        START + timedelta(days=20),
+        (PodInfo("shop", "web-abc-1", "n1", "ReplicaSet", "web-abc"),),
+        OWNERS,
+        (ContainerSamples("shop", "web-abc-1", "web", ts, cpu, mem),),
+    )
+    (usage,) = aggregate(raw, source="test").containers
+    assert (usage.cpu_cores.max, usage.memory_bytes.max) == (4.0, 900 * MIB)
+    assert usage.cpu_cores.second_max == 0.5
 
 
 def test_oom_is_max_memory_at_a_kill() -> None:

@@ -22,16 +22,20 @@ from prometheus_client import CollectorRegistry
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
 from podsizer.api.identity import WorkloadRef
+from podsizer.owners import Skipped
+from podsizer.subject import Subject
 from recommender.checkpoints.base import BlobKey, ReadResult, WriteResult
 from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
 from recommender.model import ContainerUsage, Progress, UsageSnapshot
-from recommender.model.aggregate import aggregate, clip
+from recommender.model.aggregate import aggregate, snapshot
 from recommender.model.checkpoint import dumps, read
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
+from recommender.model.samples import clip
+from recommender.model.stream import cold_start
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 WEEK = timedelta(days=7)
@@ -186,6 +190,60 @@ def test_a_cold_start_reads_each_namespace_batch_in_chunks_that_tile_the_window(
     # then the window's pods, GPUs, autoscalers and nodes, re-reading the last hour
     assert last == Call(T0 - WEEK, T0.replace(minute=0), T0, True, T0 - WEEK)
     assert source.last_cycle is not None and source.last_cycle.kind == "cold"
+
+
+def test_a_streamed_cold_start_reads_as_the_whole_dataset_at_once(raw: RawDataset) -> None:
+    """`podsizer recommend`'s read (recommender.model.stream: namespace batches in time chunks, one chunk
+    in memory) and one RawDataset folded at once (aggregate: the demo, file and DCGM sources) give the
+    same usage, per-replica steady state included, within the histograms' resolution."""
+    cut = Cut(raw)
+    cold = cold_start(cut, T - WEEK, T, recency=DEFAULT, chunk_s=6 * 3600.0, namespace_batch=1)
+    assert len(cut.calls) == 28  # 6 h chunks of the one namespace
+    window = replace(clip(raw, T - WEEK, T + timedelta(seconds=1)), start=T - WEEK, end=T)
+    idents = replace(window, pods=tuple(cold.known.pods.values()), containers=(), ooms=())
+    streamed = snapshot(cold.model, idents, source="x", window=(T - WEEK, T), skipped=cold.skipped.values())
+    exact = full(raw, T)
+    assert len(exact.containers) > 20
+    assert worst_error(exact, streamed) <= 0.02
+    for k, u in by_key(streamed).items():
+        theirs = by_key(exact)[k]
+        assert u.per_replica_cpu_cores == pytest.approx(theirs.per_replica_cpu_cores, rel=0.02, abs=1e-4)
+        assert u.per_replica_memory_bytes == pytest.approx(theirs.per_replica_memory_bytes, rel=0.02)
+        assert history(u) == history(theirs)
+    assert streamed.pod_labels == exact.pod_labels
+    assert {str(x.subject) for x in streamed.skipped} == {str(x.subject) for x in exact.skipped}
+
+
+@dataclass
+class FailingOnce(Cut):
+    """A Cut whose one chunk of one namespace is refused, as PrometheusSource lists an answer over the cap."""
+
+    fail: tuple[str, datetime] = ("", NOW)  # (namespace, a time in the chunk refused); Cut's replace keeps it
+
+    def dataset(self, start: datetime, end: datetime, *args: object, **kw: object) -> RawDataset:
+        raw = super().dataset(start, end, *args, **kw)  # type: ignore[arg-type]
+        namespace, at = self.fail
+        if start <= at < end and any(s.namespace == namespace for s in raw.containers):
+            why = Skipped(Subject.of_namespace(namespace), "answer over the cap")
+            raw = replace(
+                raw, containers=tuple(s for s in raw.containers if s.namespace != namespace), skipped=(why,)
+            )
+        return raw
+
+
+def test_a_namespace_a_chunk_of_which_failed_is_left_out_whole(raw: RawDataset) -> None:
+    other = replace(  # the traces again in a second namespace
+        raw,
+        pods=(*raw.pods, *(replace(p, namespace="other") for p in raw.pods)),
+        owners=(*raw.owners, *(replace(o, namespace="other") for o in raw.owners)),
+        containers=(*raw.containers, *(replace(c, namespace="other") for c in raw.containers)),
+    )
+    namespaces = sorted({s.namespace for s in other.containers})
+    cut = FailingOnce(other, fail=(namespaces[0], T - timedelta(days=3)))
+    cold = cold_start(cut, T - WEEK, T, recency=DEFAULT, chunk_s=86400.0, namespace_batch=1)
+    left = {k.workload.namespace for k in cold.model.states}
+    assert namespaces[0] not in left and set(namespaces[1:]) <= left
+    assert Subject.of_namespace(namespaces[0]) in cold.skipped
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs
 
@@ -19,9 +21,11 @@ END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)
 
 
-def series(pod: str, container: str, value: str) -> dict[str, object]:
-    """One range-query series over the day at 5-minute steps, every point `value`."""
-    ts = range(int(START.timestamp()), int(END.timestamp()) + 1, 300)
+def series(
+    pod: str, container: str, value: str, span: tuple[float, float] = (START.timestamp(), END.timestamp())
+) -> dict[str, object]:
+    """One range-query series over the asked span (the day) at 5-minute steps, every point `value`."""
+    ts = range(int(span[0]), int(span[1]) + 1, 300)
     return {
         "metric": {"namespace": "ns", "pod": pod, "container": container},
         "values": [[t, value] for t in ts],
@@ -54,25 +58,57 @@ def fake_prometheus(req: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": OWNERS}))
     query = form["query"][0]
     if req.url.path.endswith("query_range"):
+        span = (float(form["start"][0]), float(form["end"][0]))
         matrix: list[dict[str, object]] = []
         if query.startswith("rate(container_cpu_usage_seconds_total"):
             matrix = [
-                series("web-1", "app", "0.2"),
-                series("web-2", "app", "NaN"),
-                series("web-1", "sidecar", "NaN"),
-                series("job-1", "run", "1"),
+                series("web-1", "app", "0.2", span),
+                series("web-2", "app", "NaN", span),
+                series("web-1", "sidecar", "NaN", span),
+                series("job-1", "run", "1", span),
             ]
         elif query.startswith("max_over_time(container_memory_working_set_bytes"):
             pods = (("web-1", "app"), ("web-2", "app"), ("web-1", "sidecar"), ("job-1", "run"))
-            matrix = [series(p, c, "1e8") for p, c in pods]
+            matrix = [series(p, c, "1e8", span) for p, c in pods]
         data = {"resultType": "matrix", "result": matrix}
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
     result: list[dict[str, object]] = []
     if "count_over_time(container_memory_working_set_bytes" in query:
-        result = [count("web-1", "app", 1440), count("web-2", "app", 1440), count("job-1", "run", 1440)]
+        # a sample at every 5-minute point, counted over the closed span (as Prometheus counts them)
+        n = int(re.search(r"\[(\d+)s\]", query).group(1)) // 300 + 1  # type: ignore[union-attr]
+        result = [count("web-1", "app", n), count("web-2", "app", n), count("job-1", "run", n)]
     return httpx.Response(
         200, content=orjson.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
     )
+
+
+def test_a_cold_start_chunk_of_part_of_an_hour_is_rejected() -> None:
+    with (
+        PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c,
+        pytest.raises(ValueError, match=r"chunk_s must be a whole number of hours, got 5400 s"),
+    ):
+        PrometheusSource(c, chunk_s=5400)
+
+
+def test_chunks_after_the_first_hold_about_the_points_asked_for() -> None:
+    """The first chunk is chunk_s; the next ones are sized from the series the batch has: 4 series at 60 s
+    and 4 * 60 * 60 points asked for: one hour each."""
+    spans: list[tuple[float, float]] = []
+
+    def recording(req: httpx.Request) -> httpx.Response:
+        form = parse_qs(req.content.decode())
+        if req.url.path.endswith("query_range") and form["query"][0].startswith("max_over_time("):
+            spans.append((float(form["start"][0]), float(form["end"][0])))
+        return fake_prometheus(req)
+
+    with PromClient("http://prom", transport=httpx.MockTransport(recording)) as c:
+        source = PrometheusSource(c, namespaces=["ns"], chunk_s=7200, points_per_chunk=4 * 60)
+        snap = source.collect(START, END)
+    hours = [round((b - a) / 3600) for a, b in spans]
+    assert hours == [2] + [1] * 22
+    assert all(b == a2 for (_, b), (a2, _) in itertools.pairwise(spans))
+    (web,) = snap.containers
+    assert web.samples == 2 * 289  # every point once, however the day was cut
 
 
 def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
@@ -83,12 +119,13 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
     assert web.workload == WorkloadRef("ns", "Deployment", "web")
     # web-2's CPU is NaN throughout: its working set still counts, its CPU adds nothing
     assert web.pods == 2 and web.cpu_cores.p99 == 0.2 and web.memory_bytes.mean == 1e8
-    assert (web.samples, web.first_seen, web.last_seen) == (2 * 1440, START, END)
+    assert (web.samples, web.first_seen, web.last_seen) == (2 * 289, START, END)  # each point once
     skipped = {str(s.subject): s.reason for s in snap.skipped}
     assert skipped["ns/Deployment/web/container/sidecar"] == "no finite cpu samples"
     assert "owner Job/x has no known controller" in skipped["ns/pod/job-1"]
     assert (snap.gpus, snap.autoscalers, snap.nodes) == ((), (), ())
-    assert calls[-1][0] == calls[-1][1] == 3
+    # a first 6 h chunk, then the rest of the day in one (4 series: far under CHUNK_POINTS), the cluster
+    assert calls[-1][0] == calls[-1][1] and len(calls) == 2 + 1
 
 
 def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
@@ -104,15 +141,6 @@ def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
         snap = PrometheusSource(c, namespaces=["quiet"]).collect(START, END)
     assert snap.containers == () and snap.demand == ()
     assert [s.subject for s in snap.skipped] == [Subject.of_namespace("quiet")]
-
-
-def test_demand_step_finer_than_the_resolution_is_rejected() -> None:
-    match = r"demand_step_s \(60\) must be at least resolution_s \(300\)"
-    with (
-        PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c,
-        pytest.raises(ValueError, match=match),
-    ):
-        PrometheusSource(c, resolution_s=300, rate_s=300, demand_step_s=60)
 
 
 def test_a_rate_window_shorter_than_the_step_is_rejected() -> None:
@@ -160,7 +188,7 @@ def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
 
     with PromClient("http://prom", transport=httpx.MockTransport(slow)) as c, caplog.at_level("WARNING"):
         snap = PrometheusSource(c, namespaces=["ns"]).collect(START, END)
-    assert windows == ["120s])", f"{SLOW_SCRAPE_WINDOW_S}s])"]
+    assert windows == ["120s])", f"{SLOW_SCRAPE_WINDOW_S}s])"] * 2  # in each of the two chunks
     (web,) = [u for u in snap.containers if u.container == "app"]
     assert web.cpu_cores.max == pytest.approx(0.7)  # web-2's rate over the wide window counts
     assert "PODSIZER_CPU_RATE_WINDOW" in caplog.text and "namespace ns: 2 containers" in caplog.text

@@ -1,7 +1,7 @@
 """Recurring peaks survive recency (recommender.model.recurrence): a cycle that recurs, or may, is kept; a
 level that stopped (a step down whose weekday a week later was quieter) is discounted; the rule, its
-per-day inputs and its reason read alike from raw samples (aggregate) and from usage states
-(build_states + the incremental view)."""
+per-day inputs and its reason, read from the usage states' histograms (aggregate: build_states and the
+one reading, view), agree with the rule applied to the exact figures of the raw samples."""
 
 from __future__ import annotations
 
@@ -14,13 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podsizer.sizing_policy import SizingPolicy
-from recommender.incremental.model import UsageModel, view
 from recommender.model import ContainerUsage, Quantiles
-from recommender.model.aggregate import aggregate, day_usage
+from recommender.model.aggregate import aggregate
 from recommender.model.histogram import CPU_BUCKETS
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
-from recommender.model.recency import DEFAULT, OFF, weighted_quantiles
-from recommender.model.recurrence import CYCLE_DAYS, DAY_NOISE, MIN_HOURS, DayUsage, recurring
+from recommender.model.recency import DEFAULT, OFF, Recency, weighted_quantiles
+from recommender.model.recurrence import CYCLE_DAYS, DAY_NOISE, MIN_HOURS, DayUsage, Recurrence, recurring
 from recommender.model.state_build import build_states
 from recommender.sizing.static import size_static
 from tests.support.hypo import examples
@@ -29,6 +28,8 @@ DAY = 86400.0
 STEP = 600.0  # ten-minute samples: 144 a day, enough for a day's p99 and cheap to generate
 MIB = 2.0**20
 END = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday, midnight UTC
+QS = (0.5, 0.9, 0.95, 0.99)
+QS_NAMES = ("p50", "p90", "p95", "p99")
 
 
 def _raw(levels: list[float], *, noise: float = 0.05, seed: int = 0, days: int | None = None) -> RawDataset:
@@ -182,22 +183,52 @@ def test_the_rule_never_lowers_a_point_and_covers_each_recent_day(
     assert out.max >= out.p99 and (out.mean, out.second_max, out.min) == (decayed.mean, None, None)
 
 
+def _exact_days(raw: RawDataset) -> list[DayUsage]:
+    """Each UTC day's exact p50, p90, p95, p99 (the sample at each rank) and hours with samples."""
+    (s,) = raw.containers
+    days = np.floor(s.timestamps / DAY).astype(np.int64)
+    out = []
+    for d in np.unique(days).tolist():
+        on = days == d
+        points = np.quantile(s.cpu_cores[on], [0.5, 0.9, 0.95, 0.99], method="inverted_cdf")
+        hours = np.unique(np.floor(s.timestamps[on] / 3600.0)).size
+        out.append(DayUsage(d, hours, tuple(float(p) for p in points)))  # type: ignore[arg-type]
+    return out
+
+
+def _exact(raw: RawDataset, recency: Recency) -> Recurrence:
+    """The rule over exact figures: the age-weighted samples' percentiles and the exact days."""
+    (s,) = raw.containers
+    w = recency.age_weights(s.timestamps, float(s.timestamps[-1]))
+    p50, p90, p95, p99 = (float(v) for v in weighted_quantiles(s.cpu_cores[None, :], w[None, :], QS)[:, 0])
+    q = Quantiles(p50, p90, p95, p99, float(s.cpu_cores.max()), p50)
+    return recurring(q, _exact_days(raw), recency)
+
+
+
 def test_day_usage_summarises_each_day_and_counts_its_hours() -> None:
     raw = _raw([0.5, 1.0], noise=0.0)
-    got = day_usage(raw.containers)
+    (state,) = build_states(raw, recency=DEFAULT).values()
+    got = sorted(state.day_usage(raw.start.timestamp()), key=lambda d: d.day)
     first = math.floor(raw.start.timestamp() / DAY)
     assert [(d.day, d.hours) for d in got] == [(first, 24), (first + 1, 24)]
-    assert got[0].points == pytest.approx((0.5, 0.5, 0.5, 0.5)) and got[1].p99 == pytest.approx(1.0)
+    assert got[0].points == pytest.approx((0.5,) * 4, abs=CPU_BUCKETS.resolution(0.5))
+    assert got[1].p99 == pytest.approx(1.0, abs=CPU_BUCKETS.resolution(1.0))
 
 
-# ---- both reading paths agree ---------------------------------------------------------------------
+def test_each_days_figures_are_within_a_bucket_of_the_exact_ones() -> None:
+    raw = _raw([1.0, 3.0, 1.0, 0.4, 2.0, 1.0, 0.7])
+    (state,) = build_states(raw, recency=DEFAULT).values()
+    got = {d.day: d for d in state.day_usage(raw.start.timestamp())}
+    exact = _exact_days(raw)
+    assert sorted(got) == [d.day for d in exact]
+    for d in exact:
+        assert got[d.day].hours == d.hours
+        for mine, theirs in zip(got[d.day].points, d.points, strict=True):
+            assert abs(mine - theirs) <= CPU_BUCKETS.resolution(theirs)
 
 
-def _both(raw: RawDataset) -> tuple[ContainerUsage, ContainerUsage]:
-    (full,) = aggregate(raw, source="t").containers
-    seen = view(UsageModel(build_states(raw, recency=DEFAULT)), raw.start, raw.end, DEFAULT)
-    (incremental,) = seen.containers
-    return full, incremental
+# ---- the histograms' reading agrees with the rule over exact figures ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -210,20 +241,22 @@ def _both(raw: RawDataset) -> tuple[ContainerUsage, ContainerUsage]:
         [0.2] * 5 + [0.6] * 2,  # a rise
     ],
 )
-def test_raw_samples_and_usage_states_agree_on_the_rule(levels: list[float]) -> None:
-    full, incremental = _both(_raw(levels))
-    # the same verdict in the same words, except the figures each path reads within its resolution
-    assert _words(full.recency_note) == _words(incremental.recency_note)
-    for name in ("p50", "p90", "p95", "p99"):
-        exact = getattr(full.cpu_cores, name)
-        assert abs(getattr(incremental.cpu_cores, name) - exact) <= CPU_BUCKETS.resolution(exact) * 1.5
+def test_the_reading_and_the_exact_figures_agree_on_the_rule(levels: list[float]) -> None:
+    raw = _raw(levels)
+    got, exact = _usage(raw), _exact(raw, DEFAULT)
+    # the same verdict in the same words, except the figures each reads within its resolution
+    assert _words(got.recency_note) == _words(exact.note)
+    for name in QS_NAMES:
+        want = getattr(exact.cpu, name)
+        assert abs(getattr(got.cpu_cores, name) - want) <= CPU_BUCKETS.resolution(want) * 1.5
 
 
-def test_both_paths_agree_with_the_decay_off() -> None:
+
+def test_the_reading_agrees_with_the_exact_figures_with_the_decay_off() -> None:
     raw = _raw([1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    (full,) = aggregate(raw, source="t", recency=OFF).containers
-    (incremental,) = view(UsageModel(build_states(raw, recency=OFF)), raw.start, raw.end, OFF).containers
-    assert abs(incremental.cpu_cores.p99 - full.cpu_cores.p99) <= CPU_BUCKETS.resolution(full.cpu_cores.p99)
+    (got,) = aggregate(raw, source="t", recency=OFF).containers
+    exact = _exact(raw, OFF).cpu
+    assert abs(got.cpu_cores.p99 - exact.p99) <= CPU_BUCKETS.resolution(exact.p99)
 
 
 def _words(note: str) -> str:

@@ -1,8 +1,8 @@
 """UsageState (recommender.model.usage_state), build_states (recommender.model.state_build) and their
-reading as ContainerUsage (recommender.incremental.model.view): on the demo data set and the quality
-benchmark's traces, the percentiles equal aggregate()'s weighted percentiles within one bucket (2 % of
-the value + 0.1 millicore / 64 KiB), and samples, first/last seen, peaks, OOM kills, pods, runs, requests,
-limits, rejected samples, labels and demand equal aggregate()'s exactly."""
+reading as ContainerUsage (recommender.model.usage_model.view, through aggregate()): on the demo data set
+and the quality benchmark's traces, the percentiles equal the exact weighted percentiles of the raw
+samples within one bucket (2 % of the value + 0.1 millicore / 64 KiB), and samples, first/last seen,
+peaks, pods and demand equal the exact ones (tests.support.exact_usage)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from bench.quality.prom import dataset
 from bench.quality.traces import generate
-from recommender.incremental.model import UsageModel, view
+from podsizer.api.identity import WorkloadRef
 from recommender.input.demo_cluster import build_demo_dataset
 from recommender.model import ContainerUsage, Quantiles, UsageSnapshot
 from recommender.model.aggregate import aggregate
@@ -24,7 +24,10 @@ from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS
 from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
 from recommender.model.state_build import build_states
+from recommender.model.usage_model import UsageModel, view
 from recommender.model.usage_state import DAY_S, HOUR_S, UsageState
+from tests.support.exact_usage import exact_demand, exact_usage
+from tests.support.request_mix import EDITED_CPU, WORKLOAD, demo_with_differing_pods
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 QS = (0.5, 0.9, 0.95, 0.99)
@@ -40,33 +43,25 @@ def traces() -> RawDataset:
     return dataset(generate(), NOW)
 
 
-def both(raw: RawDataset, recency: Recency = DEFAULT) -> tuple[UsageSnapshot, dict[object, ContainerUsage]]:
-    """aggregate()'s snapshot and the model's view of the same dataset, by (workload, container)."""
-    snap = aggregate(raw, source="test", recency=recency)
-    seen = view(UsageModel(build_states(raw, recency=recency)), raw.start, raw.end, recency)
-    return snap, {(u.workload, u.container): u for u in seen.containers}
-
-
 def _four(q: Quantiles) -> tuple[float, float, float, float]:
     return q.p50, q.p90, q.p95, q.p99
 
 
+def by_key(snap: UsageSnapshot) -> dict[tuple[WorkloadRef, str], ContainerUsage]:
+    return {(u.workload, u.container): u for u in snap.containers}
+
+
 def percentile_errors(raw: RawDataset, recency: Recency = DEFAULT) -> list[tuple[str, float, float, float]]:
-    """(what, q, the model's, aggregate's) for every container and percentile, cpu and memory."""
-    snap, mine = both(raw, recency)
+    """(what, q, the model's, the exact) for every container of one template and percentile."""
+    mine = by_key(aggregate(raw, source="test", recency=recency))
     out = []
-    for u in snap.containers:
-        m = mine[(u.workload, u.container)]
+    for key, e in exact_usage(raw, recency).items():
+        m = mine[key]
         for q, cpu, mem, my_cpu, my_mem in zip(
-            QS,
-            _four(u.cpu_cores),
-            _four(u.memory_bytes),
-            _four(m.cpu_cores),
-            _four(m.memory_bytes),
-            strict=True,
+            QS, _four(e.cpu), _four(e.memory), _four(m.cpu_cores), _four(m.memory_bytes), strict=True
         ):
-            out.append((f"{u.workload}/{u.container} cpu", q, my_cpu, cpu))
-            out.append((f"{u.workload}/{u.container} memory", q, my_mem, mem))
+            out.append((f"{key} cpu", q, my_cpu, cpu))
+            out.append((f"{key} memory", q, my_mem, mem))
     return out
 
 
@@ -80,73 +75,52 @@ def assert_within_resolution(errors: list[tuple[str, float, float, float]]) -> N
     assert bad == []
 
 
-def test_demo_percentiles_equal_aggregate_within_one_bucket(demo: RawDataset) -> None:
+def test_demo_percentiles_equal_the_exact_ones_within_one_bucket(demo: RawDataset) -> None:
     assert_within_resolution(percentile_errors(demo))
 
 
-def test_demo_percentiles_without_decay_equal_aggregate_within_one_bucket(demo: RawDataset) -> None:
+def test_demo_percentiles_without_decay_equal_the_exact_ones_within_one_bucket(demo: RawDataset) -> None:
     assert_within_resolution(percentile_errors(demo, OFF))
 
 
-def test_trace_percentiles_equal_aggregate_within_one_bucket(traces: RawDataset) -> None:
-    """Every everyday pattern: rollouts (the replaced-template rule), canary, leak, OOM, spiky, tiny..."""
+def test_trace_percentiles_equal_the_exact_ones_within_one_bucket(traces: RawDataset) -> None:
+    """Every everyday pattern of one template: canary, leak, OOM, spiky, tiny..."""
     assert_within_resolution(percentile_errors(traces))
 
 
-def facts(u: ContainerUsage) -> tuple[object, ...]:
-    return (
-        u.samples,
-        u.first_seen,
-        u.last_seen,
-        u.cpu_cores.max,
-        u.cpu_cores.second_max,
-        u.memory_bytes.max,
-        u.memory_bytes.second_max,
-        u.oom_kill_memory_bytes,
-        u.pods,
-        u.runs,
-        dict(u.current_requests),
-        dict(u.current_limits),
-        u.init_container,
-        u.rejected,
-        bool(u.recency_note),
-    )
-
-
 @pytest.mark.parametrize("which", ["demo", "traces"])
-def test_counts_spans_peaks_oom_kills_and_specs_equal_aggregate(
-    which: str, request: pytest.FixtureRequest
-) -> None:
+def test_counts_spans_and_peaks_equal_the_exact_ones(which: str, request: pytest.FixtureRequest) -> None:
     raw: RawDataset = request.getfixturevalue(which)
-    snap, mine = both(raw)
-    expected = {(u.workload, u.container): facts(u) for u in snap.containers}
-    assert {k: facts(u) for k, u in mine.items()} == expected
-    assert any(f[7] is not None for f in expected.values())  # OOM kills compared too
+    mine = by_key(aggregate(raw, source="test"))
+    exact = exact_usage(raw, DEFAULT)
+    assert len(exact) > 10
+    for key, e in exact.items():
+        u = mine[key]
+        assert (u.samples, u.pods) == (e.samples, e.pods)
+        assert (u.first_seen, u.last_seen) == (e.first_seen, e.last_seen)
+        assert (u.cpu_cores.max, u.cpu_cores.second_max) == (e.cpu.max, e.cpu.second_max)
+        assert (u.memory_bytes.max, u.memory_bytes.second_max) == (e.memory.max, e.memory.second_max)
 
 
-def test_replaced_templates_are_left_out_as_aggregate_leaves_them(traces: RawDataset) -> None:
-    snap, mine = both(traces)
-    replaced = [u for u in snap.containers if u.recency_note]
+def test_replaced_templates_are_left_out_with_a_note(traces: RawDataset) -> None:
+    snap = aggregate(traces, source="test")
+    replaced = [u for u in snap.containers if u.recency_note.startswith("replaced template")]
     assert replaced  # the traces roll out new templates
     for u in replaced:
-        assert mine[(u.workload, u.container)].recency_note.split(" (")[0] == u.recency_note.split(" (")[0]
+        assert (u.workload, u.container) not in exact_usage(traces, DEFAULT)  # more than one template
 
 
 @pytest.mark.parametrize("which", ["demo", "traces"])
-def test_demand_and_labels_equal_aggregate(which: str, request: pytest.FixtureRequest) -> None:
+def test_demand_equals_the_exact_hourly_sums(which: str, request: pytest.FixtureRequest) -> None:
     raw: RawDataset = request.getfixturevalue(which)
-    snap = aggregate(raw, source="test")
-    seen = view(UsageModel(build_states(raw)), raw.start, raw.end, DEFAULT)
-    assert seen.pod_labels == snap.pod_labels
-    mine = {d.workload: d for d in seen.demand}
-    assert set(mine) == {d.workload for d in snap.demand}
-    for d in snap.demand:
-        for exact, got in (
-            (d.cpu_cores, mine[d.workload].cpu_cores),
-            (d.memory_bytes, mine[d.workload].memory_bytes),
-        ):
-            assert (got.start, got.step_seconds, len(got)) == (exact.start, exact.step_seconds, len(exact))
-            np.testing.assert_allclose(got.values, exact.values, rtol=1e-6)
+    mine = {d.workload: d for d in aggregate(raw, source="test").demand}
+    exact = exact_demand(raw)
+    assert set(mine) == set(exact) and len(exact) > 10
+    for w, (first, cpu, mem) in exact.items():
+        got = mine[w]
+        assert (got.cpu_cores.start.timestamp(), got.cpu_cores.step_seconds) == (first, HOUR_S)
+        np.testing.assert_allclose(got.cpu_cores.values, cpu, rtol=1e-6)
+        np.testing.assert_allclose(got.memory_bytes.values, mem, rtol=1e-6)
 
 
 def test_gpu_containers_get_activity_and_framebuffer_histograms(traces: RawDataset) -> None:
@@ -248,7 +222,7 @@ def test_a_windows_sample_count_leaves_out_the_hours_before_it() -> None:
     assert s.samples_since(0.0) == ts.size + 4 * later.size
 
 
-def test_the_models_pod_annotations_equal_aggregates_and_survive_a_checkpoint(demo: RawDataset) -> None:
+def test_the_models_pod_annotations_are_the_marked_pods_and_survive_a_checkpoint(demo: RawDataset) -> None:
     """The incremental path (`podsizer run`, `recommend --from-checkpoint`) plans with the same pod
     template metadata as every other source: its podsizer.io/ annotations, kept through a checkpoint."""
     marked = {"podsizer.io/gpu": "resize", "podsizer.io/mode": "auto", "example.com/team": "a"}
@@ -259,10 +233,21 @@ def test_the_models_pod_annotations_equal_aggregates_and_survive_a_checkpoint(de
     raw = replace(demo, pods=pods)
     snap = aggregate(raw, source="test")
     states = build_states(raw)
-    assert len(snap.pod_annotations) == 2
     ours = {"podsizer.io/gpu": "resize", "podsizer.io/mode": "auto"}
-    assert all(a == ours for a in snap.pod_annotations.values())
-    assert view(UsageModel(states), raw.start, raw.end, DEFAULT).pod_annotations == snap.pod_annotations
+    assert {w.name: a for w, a in snap.pod_annotations.items()} == {"storefront": ours, "notebook": ours}
     settings = CheckpointSettings(half_life_s=DEFAULT.half_life_s, step_s=300.0)
     restored = loads(dumps(states, settings), settings)
     assert view(UsageModel(restored), raw.start, raw.end, DEFAULT).pod_annotations == snap.pod_annotations
+
+
+def test_the_request_mix_is_read_from_the_states_and_survives_a_checkpoint() -> None:
+    """Pods that request differently (one storefront pod edited by hand) read as the same mix from one
+    dataset at once (aggregate), from a streamed model's states, and after a checkpoint: one reading."""
+    raw = demo_with_differing_pods(NOW)
+    (usage,) = [u for u in aggregate(raw, source="test").containers if u.workload.name == WORKLOAD]
+    assert [(dict(s.requests).get("cpu"), s.pods) for s in usage.request_mix] == [(2.0, 2), (EDITED_CPU, 1)]
+    states = build_states(raw)
+    settings = CheckpointSettings(half_life_s=DEFAULT.half_life_s, step_s=300.0)
+    restored = view(UsageModel(loads(dumps(states, settings), settings)), raw.start, raw.end, DEFAULT)
+    (again,) = [u for u in restored.containers if u.workload.name == WORKLOAD]
+    assert again.request_mix == usage.request_mix

@@ -31,6 +31,7 @@ from recommender.model import (
     WorkloadDemand,
 )
 from recommender.model.aggregate import aggregate
+from recommender.model.histogram import CPU_BUCKETS
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.output.store.jsonfile import JsonFileStore
 from recommender.sizing.cost import PriceTable
@@ -251,7 +252,8 @@ def test_the_aggregation_drops_negative_infinite_and_above_allocatable_samples_a
     memory[4] = 100 * GIB
     nodes = (NodeInfo("n1", None, "on-demand", allocatable={"cpu": 8.0, "memory": 32 * GIB}),)
     (usage,) = aggregate(_raw(cpu, memory, nodes), source="test").containers
-    assert usage.cpu_cores.min == 0.2 and usage.memory_bytes.max == 400 * MIB
+    assert usage.cpu_cores.max == 0.2 and usage.memory_bytes.max == 400 * MIB
+    assert usage.cpu_cores.p50 == pytest.approx(0.2, abs=CPU_BUCKETS.resolution(0.2))
     assert set(usage.rejected) == {
         RejectedSamples("cpu", "negative", 2),
         RejectedSamples("cpu", "non-finite", 1),

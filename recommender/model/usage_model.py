@@ -1,17 +1,17 @@
-"""The usage model between cycles: per (workload, container, template) states, and how they read as the
-ContainerUsage the sizing engine takes (the full-window path's rules, from histograms).
+"""The usage model and its one reading: per (workload, container, template) states, and how they read as
+the ContainerUsage the sizing engine takes, for every source and command (a one-shot read is a cold start
+of the same states; recommender.model.aggregate, recommender.model.stream, recommender.incremental).
 
 Reading a container: its templates' states are weighed by the replaced-template rule
-(recommender.model.recency.template_rule over each template's span, as aggregate applies it to pod
-series); p50..p99 and the mean from the weighed histograms, each percentile at most the peak, the CPU
-points then kept at recurring peaks (recommender.model.recurrence over the running templates' days, as
-aggregate applies it); max and
-second-highest from the daily peaks of the window's days; OOM kills of the window; requests, limits and
-labels from the newest pod's spec; samples (from the window's first hour on), pods, Jobs and the first
-seen time over every template (first seen no earlier than the window). The per-replica steady state is
-the pooled p50 (the full-window path takes the median of each pod's median; the histograms keep no
-per-pod medians). Demand: every
-state's hourly demand summed per workload over the window's hours (UTC hour grid).
+(recommender.model.recency.template_rule over each template's span); p50..p99 and the mean from the
+weighed histograms, each percentile at most the peak, the CPU points then kept at recurring peaks
+(recommender.model.recurrence over the running templates' days); max and second-highest from the daily
+peaks of the window's days; OOM kills of the window; requests, limits and labels from the newest pod's
+spec (and which requests the pods of the templates still weighed had: recommender.model.request_mix);
+samples (from the window's first hour on), pods, Jobs and the first seen time over every template (first
+seen no earlier than the window). The per-replica steady state is the pooled median: the weighed
+histograms' p50 over every pod's samples (before the recurring-peaks rule). Demand: every state's hourly
+demand summed per workload over the window's hours (UTC hour grid).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ from recommender.model import (
 from recommender.model.histogram import CPU_BUCKETS, MEMORY_BUCKETS, Histogram, percentiles_of
 from recommender.model.recency import PodSpan, Recency, template_rule
 from recommender.model.recurrence import DayUsage, recurring
+from recommender.model.request_mix import request_mix
 from recommender.model.timegrid import bucket_count, present_sums
-from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+from recommender.model.usage_state import DAY_S, HOUR_S, PEAK_DAYS, StateKey, UsageState
 
 _QS = (0.5, 0.9, 0.95, 0.99)
 
@@ -96,12 +97,17 @@ class ModelView:
 
 
 def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], list[float]]:
+    """The two highest cpu and memory values of the window's days; for a window longer than the
+    PEAK_DAYS days held, each state's highest sample ever is a candidate for the highest too."""
     cpu: list[float] = []
     mem: list[float] = []
     for s in states:
         c, m = s.window_peaks(since)
         cpu += c
         mem += m
+        if s.newest_day - math.floor(since / DAY_S) >= PEAK_DAYS:
+            cpu += [s.cpu_peak] if math.isfinite(s.cpu_peak) else []
+            mem += [s.memory_peak] if math.isfinite(s.memory_peak) else []
     return sorted(cpu)[-2:], sorted(mem)[-2:]
 
 
@@ -154,7 +160,8 @@ def _usage(
     verdict = template_rule(
         [PodSpan(k.template or None, s.first_seen, s.last_seen) for k, s in seen], recency
     )
-    kept = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w > 0]
+    weighed = [(s, w) for (_, s), w in zip(seen, verdict.weights, strict=True)]
+    kept = [s for s, w in weighed if w > 0]
     if len(seen) == 1:  # the usual case: one template, read as it is
         cpu, mem = seen[0][1].cpu, seen[0][1].memory
     else:
@@ -195,7 +202,8 @@ def _usage(
             for (resource, rule), n in sorted(rejected.items())
         ),
         runs=sum(s.facts.jobs for s in states),
-        recency_note=verdict.note(),
+        request_mix=request_mix(r for s in kept for r in s.facts.pod_requests.values()),
+        recency_note=verdict.note(sum(s.facts.pods for s, w in weighed if w < 1.0)),
     )
     live = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w >= 1.0]
     days = tuple(d for s in live for d in s.day_usage(since))
@@ -273,7 +281,7 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
             per_workload[workload].append(s)
             at = s.facts.newest_pod_at
             newer = workload not in labels or at >= labels[workload][0]
-            if (s.facts.labels or s.facts.annotations) and newer:
+            if math.isfinite(at) and newer:  # a spec seen: the template is known, labels or not
                 labels[workload] = (at, s.facts.labels, s.facts.annotations)
     return ModelView(
         containers=tuple(_with_quantiles(pending, recency)),

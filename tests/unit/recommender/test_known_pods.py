@@ -1,10 +1,10 @@
-"""KnownPods (recommender.incremental.pods): the pods and owner links a delta cycle no longer looks up."""
+"""KnownPods (recommender.model.pods): the pods and owner links a delta cycle no longer looks up."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from recommender.incremental.pods import KnownPods
+from recommender.model.pods import KnownPods
 from recommender.model.raw import OwnerLink, PodInfo, RawDataset
 
 T = datetime(2026, 12, 1, tzinfo=UTC)
