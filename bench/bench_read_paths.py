@@ -126,27 +126,36 @@ def instant_range_selector(client: httpx.Client, w: Window, ns: str, metric: str
     _decode(fig, _post(client, "/api/v1/query", form), _matrix_sizes)
 
 
+REMOTE_READ_HEADERS = {
+    "Content-Encoding": "snappy",
+    "Content-Type": "application/x-protobuf",
+    "X-Prometheus-Remote-Read-Version": "0.1.0",
+    **IDENTITY,
+}
+
+
+def post_remote_read(
+    client: httpx.Client, messages: RemoteRead, w: Window, ns: str, metric: str, chunked: bool
+) -> bytes:
+    """One /api/v1/read of `metric` in namespace `ns` over the window: samples, or streamed XOR chunks."""
+    req = messages.read_request()
+    q = req.queries.add()  # type: ignore[attr-defined]
+    q.start_timestamp_ms, q.end_timestamp_ms = int(w.start * 1000), int(w.end * 1000)
+    for name, value in (("__name__", metric), ("namespace", ns)):
+        m = q.matchers.add()
+        m.type, m.name, m.value = 0, name, value
+    req.accepted_response_types.append(1 if chunked else 0)  # type: ignore[attr-defined]
+    body = bytes(cramjam.snappy.compress_raw(req.SerializeToString()))
+    r = client.post("/api/v1/read", content=body, headers=REMOTE_READ_HEADERS)
+    if r.status_code != 200:
+        raise SystemExit(f"remote read: {r.status_code} {r.text[:500]}")
+    return r.content
+
+
 def remote_read(messages: RemoteRead, chunked: bool) -> Read:
     def read(client: httpx.Client, w: Window, ns: str, metric: str, fig: Figures) -> None:
-        req = messages.read_request()
-        q = req.queries.add()  # type: ignore[attr-defined]
-        q.start_timestamp_ms, q.end_timestamp_ms = int(w.start * 1000), int(w.end * 1000)
-        for name, value in (("__name__", metric), ("namespace", ns)):
-            m = q.matchers.add()
-            m.type, m.name, m.value = 0, name, value
-        req.accepted_response_types.append(1 if chunked else 0)  # type: ignore[attr-defined]
-        headers = {
-            "Content-Encoding": "snappy",
-            "Content-Type": "application/x-protobuf",
-            "X-Prometheus-Remote-Read-Version": "0.1.0",
-            **IDENTITY,
-        }
-        body = bytes(cramjam.snappy.compress_raw(req.SerializeToString()))
-        r = client.post("/api/v1/read", content=body, headers=headers)
-        if r.status_code != 200:
-            raise SystemExit(f"remote read: {r.status_code} {r.text[:500]}")
         decode = _chunked_sizes(messages) if chunked else _sample_sizes(messages)
-        _decode(fig, r.content, decode)
+        _decode(fig, post_remote_read(client, messages, w, ns, metric, chunked), decode)
 
     return read
 
@@ -210,23 +219,10 @@ def vm_export(client: httpx.Client, w: Window, ns: str, metric: str, fig: Figure
 
 def xor_agrees(server: Server, messages: RemoteRead, w: Window) -> str:
     """Whether the XOR chunks of the first namespace's CPU counters decode to the samples answer's values."""
-    headers = {
-        "Content-Encoding": "snappy",
-        "Content-Type": "application/x-protobuf",
-        "X-Prometheus-Remote-Read-Version": "0.1.0",
-    }
-    answers = []
     with httpx.Client(base_url=server.url, timeout=600.0) as client:
-        for kind in (0, 1):
-            req = messages.read_request()
-            q = req.queries.add()  # type: ignore[attr-defined]
-            q.start_timestamp_ms, q.end_timestamp_ms = int(w.start * 1000), int(w.end * 1000)
-            for name, value in (("__name__", CPU), ("namespace", w.namespaces[0])):
-                m = q.matchers.add()
-                m.type, m.name, m.value = 0, name, value
-            req.accepted_response_types.append(kind)  # type: ignore[attr-defined]
-            body = bytes(cramjam.snappy.compress_raw(req.SerializeToString()))
-            answers.append(client.post("/api/v1/read", content=body, headers={**headers, **IDENTITY}).content)
+        answers = [
+            post_remote_read(client, messages, w, w.namespaces[0], CPU, chunked) for chunked in (False, True)
+        ]
     resp = messages.read_response.FromString(bytes(cramjam.snappy.decompress_raw(answers[0])))
     want = [[s.value for s in ts.samples] for ts in resp.results[0].timeseries]  # type: ignore[attr-defined]
     got = [v.tolist() for _, v in chunked_series(messages, answers[1])]
