@@ -170,6 +170,7 @@ def create_app(
     admitter.on_guard = metrics.guarded
     cap = settings.max_body_bytes
     heavy = SmallestFirst(settings.offload_concurrency)
+    metrics.large_waiting.set_function(lambda: float(heavy.waiting))
     app = FastAPI(title="podsizer webhook", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.refused = RefusedCalls(metrics)
 

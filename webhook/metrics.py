@@ -14,7 +14,8 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.
 
 
 class WebhookMetrics:
-    """Reviews by outcome/reason, review latency, store age and size, rejected bodies by HTTP code."""
+    """Reviews by outcome/reason, review latency, store age and size, rejected bodies by HTTP code, large
+    reviews waiting to be decided."""
 
     def __init__(
         self, registry: CollectorRegistry, snapshots: SnapshotProvider, clock: Callable[[], datetime]
@@ -42,6 +43,11 @@ class WebhookMetrics:
             "podsizer_webhook_plausibility",
             "Values the plausibility guard refused (invalid) or clamped (ceiling, max-change), by resource.",
             ["resource", "rule"],
+            registry=registry,
+        )
+        self.large_waiting = Gauge(
+            "podsizer_webhook_large_reviews_waiting",
+            "Large reviews (over PODSIZER_OFFLOAD_BODY_BYTES) read and waiting for a slot to be decided.",
             registry=registry,
         )
         self._review_counts: dict[tuple[str, str], Counter] = {}

@@ -18,9 +18,9 @@ Contents (namespaces and workloads; every series has daily + weekly seasonality 
   activity: fits a 1g.5gb MIG slice), Deployment `embeddings` (2 pods on L40S g6e.xlarge nodes whose
   exporter has no profiling metrics: GPU_UTIL fallback), Deployment `notebook` (an L40S whose SM
   activity is ~0.01 for the last 30 hours: idle). Three A100s of the p4d node are not attached to pods.
-- analytics (batch): CronJob `nightly-report` (one Job `nightly-report-<minute>` a day, an hour into
-  each day of the window, ~45 minutes of ~1.2 busy cores, memory climbing to ~1.6Gi; asks for 2 cores /
-  3Gi); the pods exist only while a run is active.
+- analytics (batch): CronJob `nightly-report` (one Job `nightly-report-<minute>` a day, on the first
+  whole UTC hour at least an hour into each day of the window, ~45 minutes of ~1.2 busy cores, memory
+  climbing to ~1.6Gi; asks for 2 cores / 3Gi); the pods exist only while a run is active.
 - ml (batch): Job `train-resnet` (no CronJob: its own workload), running for the last 10 hours on A100
   GPU 5 (~0.7 active, ~30 GiB framebuffer; unattached before); one run: low confidence.
 """
@@ -659,12 +659,15 @@ def _detach_until(b: _Builder, hostname: str, index: str, t: float) -> None:
 def _batch(b: _Builder, general: list[str]) -> None:
     step = _step(b.ts)
     # nightly-report: a CronJob, once a day; each run is ~45 minutes, busy from start to end. Runs start
-    # one hour into each day of the window (the window follows the clock, the runs follow the window), so
-    # a run lies within one hour of the hourly demand. The first sample is the nominal level: Prometheus
-    # cannot rate a pod's first point, and with it neither the peak nor an hour's mean depends on it.
+    # on the first whole UTC hour at least an hour into the window, then daily at that time (the window
+    # follows the clock, the runs follow the window), so a run and the step after its last sample (a
+    # server's max_over_time there still holds it) lie within one hour of the hourly demand's UTC grid.
+    # The first sample is the nominal level: Prometheus cannot rate a pod's first point, and with it
+    # neither the peak nor an hour's mean depends on it.
     ns, cron = "analytics", "nightly-report"
     run_len = max(2, int(45 * 60 / step))
-    starts = np.flatnonzero(np.isclose((b.ts - b.ts[0]) % DAY, HOUR))
+    first_run = b.ts[(b.ts - b.ts[0] >= HOUR) & (b.ts % HOUR < step)][0]
+    starts = np.flatnonzero((b.ts >= first_run) & np.isclose((b.ts - first_run) % DAY, 0))
     for i, lo in enumerate(int(x) for x in starts):
         hi = min(lo + run_len, b.ts.size)
         job = f"{cron}-{int(b.ts[lo] // 60)}"  # the CronJob controller's <name>-<scheduled minute>

@@ -387,13 +387,23 @@ def test_a_300kb_review_is_decided_before_the_5mb_ones_queued_ahead_of_it(tmp_pa
         heavy = [threading.Thread(target=send, args=(f"heavy-{i}", _heavy_review(f"h{i}"))) for i in range(8)]
         for t in heavy:
             t.start()
-        time.sleep(0.5)  # the bodies are in; one is being decided, the others wait (~0.35 s each)
+        # wait until every heavy body is in (waiting, or already answered) rather than for a fixed time: on a
+        # loaded 2-core machine some were still arriving after 0.5 s and took the slot before the 300 kB one
+        def queued() -> float:
+            return served.registry.get_sample_value("podsizer_webhook_large_reviews_waiting") or 0.0
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and queued() + len(done) < 7:
+            time.sleep(0.01)
+        ahead, waiting = len(done), queued()
+        # first come, first served would answer it after all `queued`: at least 3 must wait for that to show
+        assert waiting >= 3 and waiting + ahead >= 7, (waiting, ahead)
         mid = _sized_review(300_000)
         assert 262_144 < len(mid) < 320_000  # over the offload threshold: it takes the same queue
         send("mid", mid)
         for t in heavy:
             t.join(timeout=180)
-        assert len(done) == 9 and done.index("mid") < 4, done
+        assert len(done) == 9 and done.index("mid") < ahead + 4, (ahead, done)
 
 
 # Error bodies and logs
