@@ -154,6 +154,41 @@ def test_overview_shows_the_api_numbers(
     screenshot(browser, artifacts / "overview.png")  # its layout at 1,024 and 1,400 px: test_console_layout
 
 
+RED = "rgba(170, 51, 51, 1)"  # console.css: a negative saving
+GREEN = "rgba(26, 122, 58, 1)"  # console.css: the savings card
+
+
+def _color(element: Any) -> str:
+    return str(element.value_of_css_property("color"))
+
+
+def test_a_negative_saving_is_red_with_its_sign_before_the_dollar(
+    browser: WebDriver, base_url: str, api: httpx.Client, artifacts: Path
+) -> None:
+    body = api.get("/api/overview", params={"q": "api"}).json()
+    costlier = [w for w in body["workloads"] if w["monthly_savings"] < 0]
+    assert len(costlier) == len(body["workloads"]) >= 2, "the demo's api-gateway and checkout-api cost more"
+    browser.get(base_url + "/?q=api")
+    for w in costlier:
+        ref = w["workload"]
+        key = f"{ref['namespace']}/{ref['kind']}/{ref['name']}"
+        row = browser.find_element(By.CSS_SELECTOR, f'#workloads tr[data-workload="{key}"]')
+        monthly = row.find_element(By.CSS_SELECTOR, '[data-field="monthly_savings"]')
+        assert monthly.text.startswith("-$") and cell(row, "hourly_savings").startswith("-$"), key
+        assert _color(monthly) == RED, f"{key}: {monthly.text} in {_color(monthly)}"
+    card = browser.find_element(By.CSS_SELECTOR, '[data-total="monthly_savings"]')
+    assert card.text.startswith("-$") and _color(card) == RED, f"card {card.text} in {_color(card)}"
+    assert "$-" not in browser.find_element(By.TAG_NAME, "body").text
+    screenshot(browser, artifacts / "overview-negative-savings.png")
+    ref = costlier[0]["workload"]
+    browser.get(base_url + f"/workloads/{ref['namespace']}/{ref['kind']}/{ref['name']}")
+    page = browser.find_element(By.CSS_SELECTOR, '#facts [data-field="monthly_savings"]')
+    assert page.text.startswith("-$") and _color(page) == RED, f"workload page {page.text} in {_color(page)}"
+    browser.get(base_url + "/")
+    everything = browser.find_element(By.CSS_SELECTOR, '[data-total="monthly_savings"]')
+    assert not everything.text.startswith("-") and _color(everything) == GREEN
+
+
 def _page_names(browser: WebDriver) -> list[str]:
     return [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#workloads a.workload-link")]
 
