@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -73,6 +74,25 @@ def test_every_line_fits_the_width_it_is_given(demo: Report, width: int) -> None
     assert (
         text_width(None) == 100 and text_width(80) == 79 and text_width(30) == 60 and text_width(300) == 100
     )
+
+
+@pytest.mark.parametrize(("tty", "widest"), [(True, 79), (False, 100)])
+def test_explain_command_wraps_at_the_terminals_width_and_names_the_pod_plans_policy(
+    clean_env: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tty: bool,
+    widest: int,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    assert main(["explain", "ml/Deployment/notebook", "--source", "demo", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    longest = max(len(line) for line in out.splitlines())
+    assert widest - 10 < longest <= widest, longest  # the wrapped reasons fill their lines
+    flat = " ".join(out.split())
+    assert "pod plan: limit policy keep-ratio; maximum change factor 4x" in flat
+    assert "clamped by the maximum change factor 4x" in flat  # the change that factor produced
 
 
 def test_the_policy_names_what_shaped_the_pod_changes(demo: Report) -> None:
