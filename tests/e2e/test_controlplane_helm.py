@@ -1,4 +1,5 @@
-"""`helm install` of charts/podsizer into the real apiserver: every object lands and runs; uninstall."""
+"""`helm install` of the packaged chart (scripts/package_chart.py's .tgz, what a chart repository serves) into
+the real apiserver: every object lands and runs; upgrade; uninstall."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 from kubernetes import client, dynamic
 
-from tests.controlplane.chart import CHART, find_helm
+from tests.controlplane.binaries import ROOT, load_script
+from tests.controlplane.chart import find_helm
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import load_manifests, pods_owned_by, to_dict, wait_for
 
@@ -28,17 +30,27 @@ def _helm(helm: Path, kubeconfig: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def helm_release(
-    control_plane: ControlPlane, podsizer_crds: list[dict[str, Any]]
-) -> Iterator[tuple[Path, str]]:
-    """Installs the chart as release `e2e` into a fresh namespace; uninstalls it afterwards."""
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The chart as scripts/package_chart.py packages it (lint, package, index): the .tgz."""
     helm = find_helm()
     if helm is None:
         pytest.skip("no helm (scripts/build_tools.py tools builds it into $PODSIZER_CACHE/bin)")
+    script = load_script("package_chart", ROOT / "scripts" / "package_chart.py")
+    tgz: Path = script.package(helm, tmp_path_factory.mktemp("chart-repo"), None)
+    return tgz
+
+
+@pytest.fixture
+def helm_release(
+    control_plane: ControlPlane, podsizer_crds: list[dict[str, Any]], package: Path
+) -> Iterator[tuple[Path, str]]:
+    """Installs the packaged chart as release `e2e` into a fresh namespace; uninstalls it afterwards."""
+    helm = find_helm()
+    assert helm is not None  # the package fixture skips without it
     namespace = f"helm-{uuid.uuid4().hex[:6]}"
     kubeconfig = control_plane.kubeconfig_path
-    _helm(helm, kubeconfig, "install", RELEASE, str(CHART), "--namespace", namespace, "--create-namespace")
+    _helm(helm, kubeconfig, "install", RELEASE, str(package), "--namespace", namespace, "--create-namespace")
     try:
         yield helm, namespace
     finally:
@@ -138,6 +150,7 @@ def test_helm_install_restricts_the_webhook_port_to_the_api_server_and_keeps_its
     admin_client: client.ApiClient,
     api_server_slice: str,
     helm_release: tuple[Path, str],
+    package: Path,
 ) -> None:
     """The NetworkPolicy admits the kubernetes Service's endpoints (the API servers), read at install, not
     any address; the API server's client certificate survives an upgrade (helm lookup)."""
@@ -152,7 +165,7 @@ def test_helm_install_restricts_the_webhook_port_to_the_api_server_and_keeps_its
     core = client.CoreV1Api(admin_client)
     secret = f"{RELEASE}-podsizer-webhook-client"
     before = core.read_namespaced_secret(secret, namespace).data
-    _helm(helm, control_plane.kubeconfig_path, "upgrade", RELEASE, str(CHART), "--namespace", namespace)
+    _helm(helm, control_plane.kubeconfig_path, "upgrade", RELEASE, str(package), "--namespace", namespace)
     assert core.read_namespaced_secret(secret, namespace).data == before
 
 
