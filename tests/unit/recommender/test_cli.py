@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import http.server
 import io
 import json
 import subprocess
 import sys
+import threading
 import types
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -108,6 +110,35 @@ def test_source_error_is_one_line_and_exit_1(
     assert fake_pipeline.recommend("--no-progress") == 1
     err = capsys.readouterr().err
     assert err == "podsizer recommend: Prometheus at http://127.0.0.1:1 is unreachable\n"
+
+
+class _NoMethods(http.server.BaseHTTPRequestHandler):
+    """Answers every request 501 (no do_GET, no do_POST), as `python -m http.server` answers a POST."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_server_that_answers_501_is_not_prometheus_not_one_in_trouble(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NoMethods)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        code = main(["recommend", "--source", "prometheus", "--prometheus-url", url, "--no-progress"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == (
+        f"podsizer recommend: {url} does not answer like the Prometheus API: HTTP 501 text/html (Error "
+        "response) for /api/v1/query: set PODSIZER_PROMETHEUS_URL (--prometheus-url) to the API's base URL, "
+        "without /api/v1 (a login page means a proxy wants credentials)\n"
+    )
 
 
 def test_corrupt_store_with_write_is_exit_1_and_names_the_file(
