@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from podsizer.api.quantity import MIB, format_cpu, format_memory
+from podsizer.api.quantity import MIB, format_human
 from recommender.model import ContainerUsage, Quantiles
 
 Resource = Literal["cpu", "memory"]
@@ -53,13 +53,6 @@ def quantile_at(q: Quantiles, percentile: float) -> float:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def fmt(resource: Resource, value: float) -> str:
-    """Human form of a base-unit amount: millicores for cpu, Mi for memory ("nan" stays "nan")."""
-    if not math.isfinite(value):
-        return str(value)
-    return format_cpu(value) if resource == "cpu" else format_memory(value)
-
-
 def join_steps(steps: Sequence[str]) -> str:
     """'p99 210m + 15% margin, OOMKilled at 500Mi -> bumped to 600Mi': arithmetic steps run on."""
     out = ""
@@ -90,7 +83,7 @@ class PercentileEstimator:
 
     def explain(self, usage: ContainerUsage) -> Estimate:
         value = quantile_at(samples_of(usage, self.resource), self.percentile)
-        return Estimate(value, (f"{_pct_label(self.percentile)} {fmt(self.resource, value)}",))
+        return Estimate(value, (f"{_pct_label(self.percentile)} {format_human(self.resource, value)}",))
 
     def estimate(self, usage: ContainerUsage) -> float:
         return self.explain(usage).value
@@ -159,11 +152,11 @@ class MinMaxEstimator:
     def explain(self, usage: ContainerUsage) -> Estimate:
         e = self.inner.explain(usage)
         if self.minimum is not None and e.value < self.minimum:
-            return Estimate(
-                self.minimum, (*e.steps, f"raised to {self.label} {fmt(self.resource, self.minimum)}")
-            )
+            raised = f"raised to {self.label} {format_human(self.resource, self.minimum)}"
+            return Estimate(self.minimum, (*e.steps, raised))
         if self.maximum is not None and e.value > self.maximum:
-            return Estimate(self.maximum, (*e.steps, f"capped at {fmt(self.resource, self.maximum)}"))
+            capped = f"capped at {format_human(self.resource, self.maximum)}"
+            return Estimate(self.maximum, (*e.steps, capped))
         return e
 
     def estimate(self, usage: ContainerUsage) -> float:
@@ -180,7 +173,7 @@ class FloorAtPeak:
         e = self.inner.explain(usage)
         peak = usage.memory_bytes.max
         if peak > e.value:
-            return Estimate(peak, (f"peak {fmt('memory', peak)} (above {join_steps(e.steps)})",))
+            return Estimate(peak, (f"peak {format_human('memory', peak)} (above {join_steps(e.steps)})",))
         return e
 
     def estimate(self, usage: ContainerUsage) -> float:
@@ -202,10 +195,11 @@ class OomBump:
             return e
         needed = max(kill * self.factor, kill + self.min_bytes)
         if needed > e.value:
-            return Estimate(
-                needed, (*e.steps, f"OOMKilled at {fmt('memory', kill)} -> bumped to {fmt('memory', needed)}")
+            bumped = (
+                f"OOMKilled at {format_human('memory', kill)} -> bumped to {format_human('memory', needed)}"
             )
-        return Estimate(e.value, (*e.steps, f"OOMKilled at {fmt('memory', kill)}, already covered"))
+            return Estimate(needed, (*e.steps, bumped))
+        return Estimate(e.value, (*e.steps, f"OOMKilled at {format_human('memory', kill)}, already covered"))
 
     def estimate(self, usage: ContainerUsage) -> float:
         return self.explain(usage).value
