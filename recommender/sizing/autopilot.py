@@ -17,7 +17,7 @@ from podsizer.api.resource import ContainerPolicy
 from podsizer.plausibility import Ceilings
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage
-from recommender.sizing.estimators import Estimate, Resource
+from recommender.sizing.estimators import Estimate, Resource, oom_bumped
 from recommender.sizing.static import ContainerSizing, cpu_estimator, finish, memory_estimator
 
 SIZED_RESOURCES: tuple[Resource, ...] = ("cpu", "memory")
@@ -80,13 +80,14 @@ def size_autopilot(
         if resource == "memory" and usage.memory_bytes.max > value:
             value = usage.memory_bytes.max
             steps.append(f"raised to per-replica peak {format_human(resource, value)}")
-        kill = usage.oom_kill_memory_bytes
-        if resource == "memory" and kill:
-            needed = max(kill * policy.oom_bump_factor, kill + policy.oom_bump_min_bytes)
-            if needed > value:
-                value = needed
-                bumped = f"bumped to {format_human(resource, needed)}"
-                steps.append(f"OOMKilled at {format_human(resource, kill)} -> {bumped}")
+        bumped = (
+            oom_bumped(value, usage.oom_kill_memory_bytes, policy.oom_bump_factor, policy.oom_bump_min_bytes)
+            if resource == "memory"
+            else None
+        )
+        if bumped is not None:
+            value = bumped.value
+            steps.extend(bumped.steps)
         if value < floor:
             value = floor
             steps.append(f"raised to floor {format_human(resource, floor)}")

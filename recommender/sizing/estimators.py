@@ -180,6 +180,21 @@ class FloorAtPeak:
         return self.explain(usage).value
 
 
+def oom_bumped(value: float, kill: float | None, factor: float, min_bytes: float) -> Estimate | None:
+    """The OOM rule of every sizing path: after a kill at `kill` bytes, memory is at least
+    max(kill x factor, kill + min_bytes); that amount and its step where `value` is below it, else None
+    (and None without a kill)."""
+    if kill is None or kill <= 0:
+        return None
+    needed = max(kill * factor, kill + min_bytes)
+    if needed <= value:
+        return None
+    return Estimate(
+        needed,
+        (f"OOMKilled at {format_human('memory', kill)} -> bumped to {format_human('memory', needed)}",),
+    )
+
+
 @dataclass(frozen=True)
 class OomBump:
     """After an OOM kill: memory >= max(kill x factor, kill + min_bytes)."""
@@ -193,12 +208,9 @@ class OomBump:
         kill = usage.oom_kill_memory_bytes
         if kill is None or kill <= 0:
             return e
-        needed = max(kill * self.factor, kill + self.min_bytes)
-        if needed > e.value:
-            bumped = (
-                f"OOMKilled at {format_human('memory', kill)} -> bumped to {format_human('memory', needed)}"
-            )
-            return Estimate(needed, (*e.steps, bumped))
+        bumped = oom_bumped(e.value, kill, self.factor, self.min_bytes)
+        if bumped is not None:
+            return Estimate(bumped.value, (*e.steps, *bumped.steps))
         return Estimate(e.value, (*e.steps, f"OOMKilled at {format_human('memory', kill)}, already covered"))
 
     def estimate(self, usage: ContainerUsage) -> float:
