@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from podsizer.api.quantity import format_human
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
-from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator
+from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator, Explained
 
 _SUSTAINED = ((0.95, "p95"), (0.9, "p90"), (0.5, "p50"))  # sustained-level candidates, highest first
 
@@ -97,7 +97,7 @@ def detect(q: Quantiles, rule: BurstRule) -> Bursts | None:
 
 
 @dataclass(frozen=True)
-class BurstAware:
+class BurstAware(Explained):
     """CPU: `regular` for a container that is not bursty; else `at(sustained percentile)`, its reason
     starting with the bursts found (share of time, expected hours a day)."""
 
@@ -112,9 +112,6 @@ class BurstAware:
         e = self.at(bursts.sustained_percentile).explain(usage)
         first = f"{bursts.text()} {e.steps[0]}" if e.steps else bursts.text()
         return Estimate(e.value, (first, *e.steps[1:]))
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
 
 
 def burst_limit_note(bursts: Bursts, policy: SizingPolicy, limit: float | None) -> str:

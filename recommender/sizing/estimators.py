@@ -39,6 +39,16 @@ class Estimator(Protocol):
     def explain(self, usage: ContainerUsage) -> Estimate: ...
 
 
+class Explained:
+    """The base of every estimator: `estimate` is the value its `explain` gives."""
+
+    def explain(self, usage: ContainerUsage) -> Estimate:
+        raise NotImplementedError
+
+    def estimate(self, usage: ContainerUsage) -> float:
+        return self.explain(usage).value
+
+
 def quantile_at(q: Quantiles, percentile: float) -> float:
     """Value at `percentile` (0.5-1.0), linear between the stored points p50, p90, p95, p99, max.
 
@@ -75,7 +85,7 @@ def samples_of(usage: ContainerUsage, resource: Resource) -> Quantiles:
 
 
 @dataclass(frozen=True)
-class PercentileEstimator:
+class PercentileEstimator(Explained):
     """The usage distribution's value at `percentile` (0.99 = P99)."""
 
     resource: Resource
@@ -85,12 +95,9 @@ class PercentileEstimator:
         value = quantile_at(samples_of(usage, self.resource), self.percentile)
         return Estimate(value, (f"{_pct_label(self.percentile)} {format_human(self.resource, value)}",))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class MarginEstimator:
+class MarginEstimator(Explained):
     """inner x (1 + fraction)."""
 
     inner: Estimator
@@ -102,12 +109,9 @@ class MarginEstimator:
             return e
         return Estimate(e.value * (1.0 + self.fraction), (*e.steps, f"+ {self.fraction * 100:g}% margin"))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class ConfidenceEstimator:
+class ConfidenceEstimator(Explained):
     """Widens inner when history is thin, after VPA's confidence multiplier.
 
     factor = ((1 + multiplier / d) / (1 + multiplier / full_days)) ** exponent, where d is the
@@ -135,12 +139,9 @@ class ConfidenceEstimator:
             return Estimate(e.value * f, e.steps)
         return Estimate(e.value * f, (*e.steps, f"x{f:.2f} for thin history"))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class MinMaxEstimator:
+class MinMaxEstimator(Explained):
     """inner clamped to [minimum, maximum] (either may be None)."""
 
     inner: Estimator
@@ -159,12 +160,9 @@ class MinMaxEstimator:
             return Estimate(self.maximum, (*e.steps, capped))
         return e
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class FloorAtPeak:
+class FloorAtPeak(Explained):
     """Memory: never below the observed peak (a request under the peak invites OOM kills)."""
 
     inner: Estimator
@@ -175,9 +173,6 @@ class FloorAtPeak:
         if peak > e.value:
             return Estimate(peak, (f"peak {format_human('memory', peak)} (above {join_steps(e.steps)})",))
         return e
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
 
 
 def oom_bumped(value: float, kill: float | None, factor: float, min_bytes: float) -> Estimate | None:
@@ -196,7 +191,7 @@ def oom_bumped(value: float, kill: float | None, factor: float, min_bytes: float
 
 
 @dataclass(frozen=True)
-class OomBump:
+class OomBump(Explained):
     """After an OOM kill: memory >= max(kill x factor, kill + min_bytes)."""
 
     inner: Estimator
@@ -212,9 +207,6 @@ class OomBump:
         if bumped is not None:
             return Estimate(bumped.value, (*e.steps, *bumped.steps))
         return Estimate(e.value, (*e.steps, f"OOMKilled at {format_human('memory', kill)}, already covered"))
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
 
 
 def ceil_millicores(cores: float) -> float:
