@@ -4,9 +4,9 @@ GPU cost) for the html and markdown renderings; values are the plan's own quanti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC
 
 from podsizer.api.resource import ContainerRecommendation
+from podsizer.kube.times import format_shown
 from podsizer.plan_reasons import shown_reason
 from podsizer.plan_view import WorkloadPlan
 from podsizer.podspec import Field
@@ -98,7 +98,7 @@ def idle_gpus(report: Report) -> Table:
             w.pod,
             w.model,
             str(w.gpus),
-            w.idle_since.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            format_shown(w.idle_since),
             f"{w.idle_hours:.1f}",
             f"{w.wasted_hourly_cost:.2f}",
         )
@@ -138,5 +138,5 @@ def tables(report: Report) -> Tables:
         (recommendations(report), skipped(report), idle_gpus(report), gpu_cost(report)),
         totals,
         tuple(line.strip() for line in summary(bases, report.price_file)),
-        generated.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if generated else "-",
+        format_shown(generated) if generated else "-",
     )
