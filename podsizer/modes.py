@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from podsizer.api import WorkloadRef
-from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
-from podsizer.keys import ALLOW_SINGLE_REPLICA_KEY as ALLOW_SINGLE_REPLICA_KEY
-from podsizer.keys import EXCLUDE_KEY as EXCLUDE_KEY
-from podsizer.keys import GPU_KEY as GPU_KEY
-from podsizer.keys import MODE_KEY as MODE_KEY
-from podsizer.keys import UPDATE_MODE_KEY as UPDATE_MODE_KEY
+from podsizer.keys import (
+    ALLOW_LARGE_CHANGE_KEY,
+    ALLOW_SINGLE_REPLICA_KEY,
+    EXCLUDE_KEY,
+    GPU_KEY,
+    MODE_KEY,
+    UPDATE_MODE_KEY,
+)
 from podsizer.policy import MODES, Mode, PlanPolicy
 
 log = logging.getLogger("podsizer.modes")

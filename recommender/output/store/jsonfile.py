@@ -19,9 +19,7 @@ from typing import Any
 import orjson
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.listdoc import LIST_API_VERSION as LIST_API_VERSION
-from podsizer.api.listdoc import LIST_KIND as LIST_KIND
-from podsizer.api.listdoc import ListDocumentError, list_document, list_items
+from podsizer.api.listdoc import LIST_KIND, ListDocumentError, list_document, list_items
 from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,

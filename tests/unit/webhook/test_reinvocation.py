@@ -11,7 +11,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY
 from podsizer.policy import Mode
 from tests.support.hypo import examples
 from tests.unit.webhook.builders import (
