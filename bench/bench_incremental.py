@@ -1,5 +1,5 @@
 """Incremental recommender benchmark: real-Prometheus cycles side by side with full-window runs, and the
-usage model for many simulated containers built in memory (issue 15's "Benchmark" and "Goal").
+usage model for many simulated containers built in memory.
 
 Real Prometheus, per `--containers` N (the synthetic cluster of bench/bench_prometheus.py: 7 days at 60 s
 plus one extra hour, backfilled with promtool; T = the data's end, block-aligned, T0 = T - 1 h):

@@ -194,7 +194,7 @@ def backfill(cluster: Cluster, data_dir: Path, info_step: int, workers: int) -> 
 
 
 BASELINE = "6964a75"
-"""The last commit with the previous read path (before issue 23's one reading of the usage model)."""
+"""The last commit with the previous read path (before the one reading of the usage model)."""
 
 
 def baseline_tree(ref: str, into: Path) -> Path:

@@ -1,7 +1,7 @@
 """Prints the time to size N workloads in one run (the snapshot indexed once) next to the previous path
 (each workload scanning the whole snapshot), and the per-workload cost, so linearity shows as a flat column.
 
-Goal (issue 23): 10,000 workloads sized in under 2 s on 2 cores. The CPU column (this process' CPU time)
+Goal: 10,000 workloads sized in under 2 s on 2 cores. The CPU column (this process' CPU time)
 is the figure to compare when other work shares the machine.
 
 Run: .venv/bin/python -m bench.bench_sizing [N ...]      (default: 1000 2000 4000 10000)

@@ -12,7 +12,7 @@ from typing import Protocol
 from kubernetes import client
 
 from certs.expiry import PodRef
-from podsizer.kube.times import format_seconds
+from podsizer.kube.events import event_body as kube_event_body
 
 log = logging.getLogger("podsizer.certs")
 
@@ -33,23 +33,18 @@ class CreateEvent(Protocol):
 
 
 def event_body(pod: PodRef, reason: str, message: str, now: dt.datetime) -> dict[str, object]:
-    """A core/v1 Event of type Warning about `pod`, reported by the webhook."""
-    stamp = format_seconds(now)
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"generateName": f"{pod.name}.", "namespace": pod.namespace},
-        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name},
-        "type": "Warning",
-        "reason": reason,
-        "message": message[:1024],
-        "source": {"component": COMPONENT, "host": socket.gethostname()},
-        "firstTimestamp": stamp,
-        "lastTimestamp": stamp,
-        "count": 1,
-        "reportingComponent": COMPONENT,
-        "reportingInstance": pod.name,
-    }
+    """A core/v1 Event of type Warning about `pod`, reported by the webhook (podsizer.kube.events)."""
+    involved = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name}
+    return kube_event_body(
+        involved,
+        "Warning",
+        reason,
+        message,
+        component=COMPONENT,
+        instance=pod.name,
+        now=now,
+        host=socket.gethostname(),
+    )
 
 
 class PodEventSink:

@@ -36,7 +36,7 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import parse
 from podsizer.api.resource import ContainerRecommendation, Recommendation
 from podsizer.keys import EXCLUDE_KEY
-from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.owners import Skipped
 from podsizer.plan_reasons import adjustments, shown_reason
 from podsizer.plan_view import ContainerPlan, WorkloadPlan
 from podsizer.podspec import Field
@@ -47,7 +47,7 @@ from recommender.model import ActivitySignal, ContainerUsage, FloatArray, NodeIn
 from recommender.model.freshness import Freshness, of_raw
 from recommender.model.raw import GpuSamples, PodInfo, RawDataset
 from recommender.model.request_mix import describe
-from recommender.model.samples import gpu_activity
+from recommender.model.samples import gpu_activity, owner_graph
 from recommender.output.report import Report
 from recommender.sizing.batch import is_batch
 from recommender.sizing.cost import PriceTable
@@ -55,16 +55,6 @@ from recommender.sizing.engine import RecommendationRun
 from recommender.sizing.gpu import gpu_model
 
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
-
-
-def _graph(raw: RawDataset) -> OwnerGraph:
-    return OwnerGraph.build(
-        [
-            PodOwner(p.namespace, p.name, p.owner_kind, p.owner_name, p.labels, p.annotations)
-            for p in raw.pods
-        ],
-        [(o.namespace, o.kind, o.name, o.owner_kind, o.owner_name) for o in raw.owners],
-    )
 
 
 def shown_mode(plan: WorkloadPlan) -> tuple[Mode, str]:
@@ -438,7 +428,7 @@ def build_console_data(
 ) -> StaticConsoleData:
     """All console values of one run; pods that resolve to no workload (deployer/hook...) are skipped.
     `policy` (default: PlanPolicy()) is the pod plan's policy, as the webhook's settings give it."""
-    graph = _graph(raw)
+    graph = owner_graph(raw)
     pods_of: dict[WorkloadRef, list[PodInfo]] = defaultdict(list)
     workload_of: dict[tuple[str, str], WorkloadRef] = {}
     skipped: dict[Subject, SkippedRow] = {}

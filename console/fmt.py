@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
+
+from podsizer.kube.times import format_shown
 
 MIB = 1024.0 * 1024.0
 GIB = 1024.0 * MIB
@@ -60,7 +62,8 @@ def hours(value: float) -> str:
 
 
 def when(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """A time as every report shows it (podsizer.kube.times.format_shown)."""
+    return format_shown(value)
 
 
 def by_unit(unit: str, value: float) -> str:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from podsizer.api.quantity import format_cpu, format_memory
+from podsizer.api.quantity import format_human
 from podsizer.api.resource import ContainerPolicy
 
 WILDCARD = "*"
@@ -27,17 +27,6 @@ def policy_for(container: str, policies: Sequence[ContainerPolicy]) -> Container
     return wildcard
 
 
-def _human(resource: str, value: float) -> str:
-    """Millicores for cpu, Mi for memory, the plain number otherwise ("nan" stays "nan")."""
-    if not math.isfinite(value):
-        return str(value)
-    if resource == "cpu":
-        return format_cpu(value)
-    if resource == "memory":
-        return format_memory(value)
-    return f"{value:g}"
-
-
 def limits_of(
     resource: str, policy: ContainerPolicy | None, container: str | None = None
 ) -> tuple[float | None, float | None]:
@@ -50,7 +39,7 @@ def limits_of(
         entry = "" if policy.container == name else f' (its "{policy.container}" entry)'
         raise BoundsError(
             f"resourcePolicy for container {name!r}{entry}: minAllowed {resource} "
-            f"{_human(resource, lo)} is above maxAllowed {_human(resource, hi)}"
+            f"{format_human(resource, lo)} is above maxAllowed {format_human(resource, hi)}"
         )
     return lo, hi
 
@@ -69,13 +58,11 @@ def clip(
     """Apply minAllowed/maxAllowed for `resource`; bounds win over every other rule."""
     lo, hi = limits_of(resource, policy, container)
     if hi is not None and value > hi:
-        return Clipped(
-            hi, f"{resource} clipped to maxAllowed {_human(resource, hi)} (wanted {_human(resource, value)})"
-        )
+        wanted = format_human(resource, value)
+        return Clipped(hi, f"{resource} clipped to maxAllowed {format_human(resource, hi)} (wanted {wanted})")
     if lo is not None and value < lo:
-        return Clipped(
-            lo, f"{resource} raised to minAllowed {_human(resource, lo)} (wanted {_human(resource, value)})"
-        )
+        wanted = format_human(resource, value)
+        return Clipped(lo, f"{resource} raised to minAllowed {format_human(resource, lo)} (wanted {wanted})")
     return Clipped(value)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from podsizer.api import WorkloadRef
 from podsizer.api.index import RecommendationIndex
@@ -116,6 +116,28 @@ def _owner_of(kind: str, obj: Mapping[str, Any]) -> ControllerRef | None:
     return UNCONTROLLED if ref is None and kind == "Job" else ref
 
 
+class _KindCache(Protocol):
+    """A cache that keeps several kinds apart (owners, policies, metadata): fed one kind per informer."""
+
+    def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None: ...
+
+    def _event(self, kind: str, etype: str, obj: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class _KindHandler:
+    """The list+watch reader's Handler for one kind of a _KindCache (the kind bound to every call)."""
+
+    cache: _KindCache
+    kind: str
+
+    def replace(self, items: Iterable[dict[str, Any]]) -> None:
+        self.cache._replace(self.kind, items)
+
+    def event(self, kind: str, obj: dict[str, Any]) -> None:
+        self.cache._event(self.kind, kind, obj)
+
+
 class OwnerCache:
     """(namespace, kind, name) of a ReplicaSet/ReplicationController/Job -> its controller owner; only that
     reference is kept of each object (what the resolver reads)."""
@@ -126,8 +148,8 @@ class OwnerCache:
     def get(self, namespace: str, kind: str, name: str) -> ControllerRef | None:
         return self._by_kind.get(kind, {}).get((namespace, name))
 
-    def handler(self, kind: str) -> _OwnerHandler:
-        return _OwnerHandler(self, kind)
+    def handler(self, kind: str) -> _KindHandler:
+        return _KindHandler(self, kind)
 
     def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None:
         new: dict[tuple[str, str], ControllerRef] = {}
@@ -144,18 +166,6 @@ class OwnerCache:
             current.pop(_key(obj), None)
         else:
             current[_owner_key(obj)] = ref
-
-
-@dataclass(frozen=True)
-class _OwnerHandler:
-    cache: OwnerCache
-    kind: str
-
-    def replace(self, items: Iterable[dict[str, Any]]) -> None:
-        self.cache._replace(self.kind, items)
-
-    def event(self, kind: str, obj: dict[str, Any]) -> None:
-        self.cache._event(self.kind, kind, obj)
 
 
 class PolicyCache:
@@ -178,8 +188,8 @@ class PolicyCache:
     def cluster_policy(self, namespace: str) -> ClusterPolicy | None:
         return self._policies.get(namespace)
 
-    def handler(self, kind: str) -> _PolicyHandler:
-        return _PolicyHandler(self, kind)
+    def handler(self, kind: str) -> _KindHandler:
+        return _KindHandler(self, kind)
 
     def _store(self, kind: str) -> dict[str, dict[str, ClusterPolicy]]:
         return self._objects.setdefault(kind, {})
@@ -231,18 +241,6 @@ class PolicyCache:
             if not in_ns:
                 self._store(kind).pop(ns, None)
             self._rebuild(ns)
-
-
-@dataclass(frozen=True)
-class _PolicyHandler:
-    cache: PolicyCache
-    kind: str
-
-    def replace(self, items: Iterable[dict[str, Any]]) -> None:
-        self.cache._replace(self.kind, items)
-
-    def event(self, kind: str, obj: dict[str, Any]) -> None:
-        self.cache._event(self.kind, kind, obj)
 
 
 _NODE_RESOURCES = (CPU, MEMORY, GPU)
@@ -353,8 +351,8 @@ class MetadataCache:
         meta = self.workload(ref)
         return None if meta is None else meta.template
 
-    def handler(self, kind: str) -> _MetaHandler:
-        return _MetaHandler(self, kind)
+    def handler(self, kind: str) -> _KindHandler:
+        return _KindHandler(self, kind)
 
     def _replace(self, kind: str, items: Iterable[dict[str, Any]]) -> None:
         if kind == "Namespace":
@@ -378,24 +376,12 @@ class MetadataCache:
 
 
 @dataclass(frozen=True)
-class _MetaHandler:
-    cache: MetadataCache
-    kind: str
-
-    def replace(self, items: Iterable[dict[str, Any]]) -> None:
-        self.cache._replace(self.kind, items)
-
-    def event(self, kind: str, obj: dict[str, Any]) -> None:
-        self.cache._event(self.kind, kind, obj)
-
-
-@dataclass(frozen=True)
 class _JobHandler:
     """batch/v1 Jobs feed two caches from one watch: the owner chain (Job -> CronJob, or a bare Job) and
     the workload metadata of bare Jobs (their podsizer.io/ annotations)."""
 
-    owners: _OwnerHandler
-    metadata: _MetaHandler
+    owners: _KindHandler
+    metadata: _KindHandler
 
     def replace(self, items: Iterable[dict[str, Any]]) -> None:
         jobs = list(items)

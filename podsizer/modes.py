@@ -10,20 +10,24 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from podsizer.api import WorkloadRef
-from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
-from podsizer.keys import ALLOW_SINGLE_REPLICA_KEY as ALLOW_SINGLE_REPLICA_KEY
-from podsizer.keys import EXCLUDE_KEY as EXCLUDE_KEY
-from podsizer.keys import GPU_KEY as GPU_KEY
-from podsizer.keys import MODE_KEY as MODE_KEY
-from podsizer.keys import UPDATE_MODE_KEY as UPDATE_MODE_KEY
+from podsizer.keys import (
+    ALLOW_LARGE_CHANGE_KEY,
+    ALLOW_SINGLE_REPLICA_KEY,
+    EXCLUDE_KEY,
+    GPU_KEY,
+    MODE_KEY,
+    UPDATE_MODE_KEY,
+)
 from podsizer.policy import MODES, Mode, PlanPolicy
 
 log = logging.getLogger("podsizer.modes")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-GPU_CHOICES = ("keep", "resize")
+_GPU_RESIZE = {"keep": False, "resize": True}
+GPU_CHOICES = tuple(_GPU_RESIZE)
 Scope = Literal["pod", "workload", "namespace"]
 UpdateMode = Literal["off", "initial", "recreate", "in-place-or-recreate"]
 UPDATE_MODES: tuple[UpdateMode, ...] = ("off", "initial", "recreate", "in-place-or-recreate")
+_UPDATE_MODES: Mapping[str, UpdateMode] = {m: m for m in UPDATE_MODES}
 T = TypeVar("T")
 
 
@@ -114,38 +118,38 @@ def excluded_by(
     return None
 
 
-def parse_mode(value: str | None, where: str = "") -> Mode | None:
-    """off, dry-run or auto in any case; an invalid value is logged and gives None (next level decides)."""
+def _choice(key: str, value: str | None, where: str, choices: Mapping[str, T]) -> T | None:
+    """The one rule of every podsizer.io/ label and annotation value: a name of `choices` in any case,
+    spaces around it ignored; unset gives None, and so does an invalid value, logged (the next level
+    decides)."""
     if value is None:
         return None
     v = value.strip().lower()
-    for mode in MODES:
-        if v == mode:
-            return mode
-    log.warning("ignoring %s=%r on %s: expected one of %s", MODE_KEY, value, where, ", ".join(MODES))
+    if v in choices:
+        return choices[v]
+    names = list(choices)
+    expected = f"{names[0]} or {names[1]}" if len(names) == 2 else f"one of {', '.join(names)}"
+    log.warning("ignoring %s=%r on %s: expected %s", key, value, where, expected)
     return None
+
+
+_TRUE_OR_FALSE = {"true": True, "false": False}
+_MODES: Mapping[str, Mode] = {m: m for m in MODES}
+
+
+def parse_mode(value: str | None, where: str = "") -> Mode | None:
+    """off, dry-run or auto (_choice)."""
+    return _choice(MODE_KEY, value, where, _MODES)
 
 
 def parse_gpu(value: str | None, where: str = "") -> bool | None:
-    """keep -> False, resize -> True (any case); an invalid value is logged and gives None."""
-    if value is None:
-        return None
-    v = value.strip().lower()
-    if v in GPU_CHOICES:
-        return v == "resize"
-    log.warning("ignoring %s=%r on %s: expected keep or resize", GPU_KEY, value, where)
-    return None
+    """keep -> False, resize -> True (_choice)."""
+    return _choice(GPU_KEY, value, where, _GPU_RESIZE)
 
 
 def parse_allow_large_change(value: str | None, where: str = "") -> bool | None:
-    """`true` or `false` (any case); an invalid value is logged and gives None."""
-    if value is None:
-        return None
-    v = value.strip().lower()
-    if v in ("true", "false"):
-        return v == "true"
-    log.warning("ignoring %s=%r on %s: expected true or false", ALLOW_LARGE_CHANGE_KEY, value, where)
-    return None
+    """`true` or `false` (_choice)."""
+    return _choice(ALLOW_LARGE_CHANGE_KEY, value, where, _TRUE_OR_FALSE)
 
 
 def _levels(
@@ -202,17 +206,8 @@ def resolve(
 
 
 def parse_update_mode(value: str | None, where: str = "") -> UpdateMode | None:
-    """off, initial, recreate or in-place-or-recreate in any case; invalid: logged, None (next level)."""
-    if value is None:
-        return None
-    v = value.strip().lower()
-    for mode in UPDATE_MODES:
-        if v == mode:
-            return mode
-    log.warning(
-        "ignoring %s=%r on %s: expected one of %s", UPDATE_MODE_KEY, value, where, ", ".join(UPDATE_MODES)
-    )
-    return None
+    """off, initial, recreate or in-place-or-recreate (_choice)."""
+    return _choice(UPDATE_MODE_KEY, value, where, _UPDATE_MODES)
 
 
 @dataclass(frozen=True)
@@ -234,14 +229,9 @@ class UpdatePermission:
         return self.mode in ("recreate", "in-place-or-recreate")
 
 
-def _parse_true(value: str | None, where: str = "") -> bool | None:
-    if value is None:
-        return None
-    v = value.strip().lower()
-    if v in ("true", "false"):
-        return v == "true"
-    log.warning("ignoring %s=%r on %s: expected true or false", ALLOW_SINGLE_REPLICA_KEY, value, where)
-    return None
+def parse_allow_single_replica(value: str | None, where: str = "") -> bool | None:
+    """`true` or `false` (_choice)."""
+    return _choice(ALLOW_SINGLE_REPLICA_KEY, value, where, _TRUE_OR_FALSE)
 
 
 def resolve_update(
@@ -262,7 +252,9 @@ def resolve_update(
     found, source, bad = got
     mode: UpdateMode = default if found is None else found
     single, _, bad_single = _first(
-        ALLOW_SINGLE_REPLICA_KEY, _parse_true, _levels(ALLOW_SINGLE_REPLICA_KEY, pod, workload, namespace)
+        ALLOW_SINGLE_REPLICA_KEY,
+        parse_allow_single_replica,
+        _levels(ALLOW_SINGLE_REPLICA_KEY, pod, workload, namespace),
     )
     if mode in ("recreate", "in-place-or-recreate") and (resolved.excluded_by or resolved.mode != "auto"):
         why = (

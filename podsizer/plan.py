@@ -18,8 +18,6 @@ from podsizer.api import ContainerRecommendation, Recommendation
 from podsizer.api.quantity import format_resource
 from podsizer.baseline import Baseline, original_pod, rebase
 from podsizer.bounds import BoundsError, clip, clip_count, policy_for
-from podsizer.keys import APPLIED_KEY as APPLIED_KEY
-from podsizer.keys import DRY_RUN_KEY as DRY_RUN_KEY
 from podsizer.kube.times import format_time
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, fit
 from podsizer.modes import Meta, Metadata, Resolved, Scope, resolve

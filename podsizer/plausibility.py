@@ -19,7 +19,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from podsizer.api.quantity import MIB
-from podsizer.keys import ALLOW_LARGE_CHANGE_KEY as ALLOW_LARGE_CHANGE_KEY
 from podsizer.resources import CPU, GPU, MEMORY
 
 if TYPE_CHECKING:

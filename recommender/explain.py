@@ -11,7 +11,6 @@ import difflib
 import sys
 import textwrap
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import orjson
 
@@ -19,6 +18,7 @@ from podsizer.api.quantity import format_resource
 from podsizer.api.resource import ContainerRecommendation, Recommendation, recommendation_to_resource
 from podsizer.bounds import policy_for
 from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
+from podsizer.kube.times import format_shown
 from podsizer.owners import Skipped
 from podsizer.plan_reasons import adjustments
 from podsizer.plan_view import GPU_OPT_IN
@@ -302,10 +302,6 @@ def explanation(report: Report, rec: Recommendation, policy: SizingPolicy) -> di
 # --- text ----------------------------------------------------------------------------------------
 
 
-def _when(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def text_width(columns: int | None) -> int:
     """The wrap width: the terminal's columns (within MIN_WIDTH..WIDTH), WIDTH off a terminal."""
     return WIDTH if columns is None else max(MIN_WIDTH, min(WIDTH, columns - 1))
@@ -326,7 +322,8 @@ def render_text(report: Report, rec: Recommendation, policy: SizingPolicy, width
     w = rec.window
     out = [ref_of(rec)]
     out += _para("sizing: ", rec.reason or rec.sizing_mode, width=width)
-    out += _para("", f"window: {_when(w.start)} to {_when(w.end)}, {w.samples} samples", width=width)
+    window = f"window: {format_shown(w.start)} to {format_shown(w.end)}, {w.samples} samples"
+    out += _para("", window, width=width)
     out += ["", "Containers:"]
     for c in rec.containers:
         low = " (low: the webhook does not apply it)" if c.low_confidence else ""
@@ -397,7 +394,7 @@ def _gpu(rec: Recommendation, width: int) -> list[str]:
         f"framebuffer max {format_resource('memory', g.fb_used_max_bytes)}",
     ]
     if g.idle:
-        lines.append("idle" + (f" since {_when(g.idle_since)}" if g.idle_since else ""))
+        lines.append("idle" + (f" since {format_shown(g.idle_since)}" if g.idle_since else ""))
     if g.suggested_resource:
         lines.append(f"a MIG slice would do: {g.suggested_resource}")
     return ["", "GPU:", *(line for text in lines for line in _para("", text, width=width))]

@@ -102,6 +102,13 @@ def temp_pattern(name: str) -> str:
     return f".{glob.escape(name)}.*.tmp"
 
 
+def remove_stale_writes(path: Path) -> tuple[Path, ...]:
+    """The stale temp files of an interrupted atomic_write to `path` removed (remove_stale_temp_files),
+    looked for next to the file a link at `path` points to; what a file store does at start."""
+    target = Path(os.path.realpath(path))
+    return remove_stale_temp_files(target.parent, temp_pattern(target.name))
+
+
 def atomic_write(target: Path, data: bytes) -> None:
     """tmp file in the same directory (created if missing) + fsync + os.replace + fsync of the directory;
     OSError when any step fails (the temp file is removed then)."""

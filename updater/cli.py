@@ -8,7 +8,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +33,7 @@ from updater.record import Recorder
 from updater.threshold import Threshold
 
 log = logging.getLogger("podsizer.updater")
+# The watches a pass needs listed first (the rest, e.g. a CRD that is not installed, may never list).
 _MUST_SYNC = (
     "pods",
     "recommendations",
@@ -53,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def watches_synced(informers: Sequence[Informer]) -> bool:
+    """Whether every watch a pass needs (_MUST_SYNC) has listed: the updater acts only then."""
+    return all(i.synced.is_set() for i in informers if i.name in _MUST_SYNC)
 
 
 def config_of(settings: UpdaterSettings) -> UpdaterConfig:
@@ -184,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
             metrics,
             settings.updater_interval_seconds,
             stop,
-            lambda: all(i.synced.is_set() for i in informers if i.name in _MUST_SYNC),
+            lambda: watches_synced(informers),
         )
     finally:
         stop.set()

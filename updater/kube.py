@@ -11,9 +11,9 @@ from typing import Any, Literal, Protocol
 
 from podsizer.api import WorkloadRef
 from podsizer.apierrors import KubeApiError, status_code
+from podsizer.kube.events import event_body
 from podsizer.kube.objects import CustomObjectClient
 from podsizer.kube.resources import POD_METRICS
-from podsizer.kube.times import format_seconds
 from podsizer.podspec import quantity
 
 log = logging.getLogger("podsizer.updater.kube")
@@ -108,26 +108,19 @@ class KubeApi:
         return "done", ""
 
     def event(self, subject: Subject, type_: EventType, reason: str, message: str) -> None:
-        now = format_seconds(self.clock())
         involved = {"apiVersion": subject.api_version, "kind": subject.kind, "name": subject.name}
         involved["namespace"] = subject.namespace
         if subject.uid:
             involved["uid"] = subject.uid
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{subject.name}.", "namespace": subject.namespace},
-            "involvedObject": involved,
-            "type": type_,
-            "reason": reason,
-            "message": message[:1024],
-            "source": {"component": self.component},
-            "reportingComponent": self.component,
-            "reportingInstance": self.instance or self.component,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        body: Any = event_body(  # the client sends a dict as it is
+            involved,
+            type_,
+            reason,
+            message,
+            component=self.component,
+            instance=self.instance or self.component,
+            now=self.clock(),
+        )
         try:
             self.core.create_namespaced_event(subject.namespace, body)
         except Exception as exc:  # an event lost is logged, never fatal

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import orjson
 
 from podsizer.api import Recommendation, WorkloadRef, is_deployer_or_hook_pod
+from podsizer.keys import APPLIED_KEY
 from podsizer.limitrange import ClusterPolicy, ClusterPolicyLookup
 from podsizer.modes import (
     MIRROR_ANNOTATION,
@@ -23,7 +24,7 @@ from podsizer.modes import (
     resolve,
 )
 from podsizer.owners import ControllerLookup, resolve_pod
-from podsizer.plan import APPLIED_KEY, EXCLUDED, mode_skip, plan_pod, pod_metadata
+from podsizer.plan import EXCLUDED, mode_skip, plan_pod, pod_metadata
 from podsizer.plausibility import Guard
 from podsizer.podspec import Change, containers_shape
 from podsizer.policy import PlanPolicy

@@ -11,11 +11,12 @@ from typing import Any, Literal
 import orjson
 
 from podsizer.api import Recommendation
-from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY, change_record
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY
+from podsizer.plan import change_record
 from podsizer.podspec import Change
 from webhook.patch import PatchBuilder
 
-__all__ = ["APPLIED_KEY", "DRY_RUN_KEY", "changes_to_patch", "record_text", "roomy", "write_record"]
+__all__ = ["changes_to_patch", "record_text", "roomy", "write_record"]
 
 log = logging.getLogger("podsizer.webhook")
 

@@ -6,9 +6,6 @@ from podsizer.api.identity import (
     is_deployer_or_hook_pod,
 )
 from podsizer.api.resource import (
-    API_GROUP,
-    API_VERSION,
-    KIND,
     PLURAL,
     ContainerPolicy,
     ContainerRecommendation,
@@ -21,6 +18,7 @@ from podsizer.api.resource import (
     recommendation_from_resource,
     recommendation_to_resource,
 )
+from podsizer.api.wire import API_GROUP, API_VERSION, KIND
 
 __all__ = [
     "API_GROUP",

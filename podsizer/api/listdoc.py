@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podsizer.api.resource import API_GROUP, API_VERSION
+from podsizer.api.wire import API_GROUP, API_VERSION
 
 LIST_KIND = "RecommendationList"
 LIST_API_VERSION = f"{API_GROUP}/{API_VERSION}"

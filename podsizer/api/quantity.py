@@ -38,6 +38,18 @@ def format_memory(bytes_: float) -> str:
     return f"{mib}Mi"
 
 
+def format_human(resource: str, value: float) -> str:
+    """An amount in base units as reasons and messages write it: millicores for cpu, Mi for memory (both
+    rounded up), the plain number otherwise; "nan" and "inf" as they are. Never a quantity to write."""
+    if not math.isfinite(value):
+        return str(value)
+    if resource == "cpu":
+        return format_cpu(value)
+    if resource == "memory":
+        return format_memory(value)
+    return f"{value:g}"
+
+
 def format_count(count: float) -> str:
     """A whole count (extended resources such as nvidia.com/gpu)."""
     if count != int(count) or count < 0:

@@ -14,10 +14,8 @@ from pydantic_core import ErrorDetails
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.api.quantity import format_resource, parse
-from podsizer.api.wire import API_GROUP as API_GROUP
-from podsizer.api.wire import API_VERSION as API_VERSION
-from podsizer.api.wire import KIND as KIND
 from podsizer.api.wire import (
+    KIND,
     ContainerWire,
     FieldPathError,
     ForecastWire,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from podsizer.api.resource import API_GROUP, API_VERSION, PLURAL
-from podsizer.api.wire import KIND
+from podsizer.api.resource import PLURAL
+from podsizer.api.wire import API_GROUP, API_VERSION, KIND
 
 
 @dataclass(frozen=True)

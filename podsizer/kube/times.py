@@ -1,5 +1,5 @@
 """The one RFC 3339 time format of the Kubernetes API and podsizer's documents: written in UTC with a Z,
-read with a Z or an offset (a time without one is UTC)."""
+read with a Z or an offset (a time without one is UTC); and the one way reports and pages show a time."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ def format_seconds(value: datetime) -> str:
 def format_micro(value: datetime) -> str:
     """RFC 3339 with exactly six fractional digits, as metav1.MicroTime requires (a Lease's times)."""
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def format_shown(value: datetime) -> str:
+    """A time as reports, explanations and the console's pages show it to people: UTC, to the minute."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def parse_time(value: str) -> datetime:

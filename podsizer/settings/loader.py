@@ -18,11 +18,8 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from podsizer.settings.base import SharedSettings
-from podsizer.settings.help import add_arguments as add_arguments
-from podsizer.settings.help import flag_values as flag_values
-from podsizer.settings.names import ENV_PREFIX, where
-from podsizer.settings.names import env_name as env_name
-from podsizer.settings.names import flag_name as flag_name
+from podsizer.settings.help import flag_values
+from podsizer.settings.names import ENV_PREFIX, env_name, where
 from podsizer.settings.roles import ROLES
 
 # PODSIZER_* variables read by tooling (scripts/, tests/, .ci/), not by a podsizer process;

@@ -65,7 +65,7 @@ def _whole_hours(value: object) -> object:
 
 
 class CheckpointSettings(SettingsGroup):
-    """The usage model's checkpoint (issue 15): where it is kept, how a cold start reads the window."""
+    """The usage model's checkpoint: where it is kept, how a cold start reads the window."""
 
     heading = "usage checkpoint"
     checkpoint_store: Literal["auto", "crd", "file", "none"] = Field(

@@ -198,7 +198,7 @@ def _half_life(value: object) -> object:
 
 
 class WindowSettings(SettingsGroup):
-    """The window read and the estimator's input: resolution, recency weight, profile (issue 14)."""
+    """The window read and the estimator's input: resolution, recency weight, profile."""
 
     heading = "window, sampling and profile"
     as_of: Annotated[datetime | None, BeforeValidator(_as_of)] = Field(

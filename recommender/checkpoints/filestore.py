@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
-from recommender.tempfiles import atomic_write, remove_stale_temp_files, temp_pattern
+from recommender.tempfiles import atomic_write, remove_stale_writes
 
 
 def _why(exc: OSError) -> str:
@@ -25,12 +25,11 @@ class FileCheckpointStore:
     per_workload = False
 
     def __init__(self, path: str | Path, clean_temp_files: bool = True) -> None:
-        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_temp_files)."""
+        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_writes)."""
         self.path = Path(path)
         self.name = f"file {self.path}"
         if clean_temp_files:
-            target = Path(os.path.realpath(self.path))
-            remove_stale_temp_files(target.parent, temp_pattern(target.name))
+            remove_stale_writes(self.path)
 
     def __repr__(self) -> str:
         return f"FileCheckpointStore({str(self.path)!r})"

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -155,51 +156,59 @@ def pick_signal(gpus: Sequence[GpuSamples]) -> ActivitySignal | None:
     return None
 
 
+_Sampled = TypeVar("_Sampled", ContainerSamples, GpuSamples)
+_Mask = npt.NDArray[np.bool_]
+
+
+def _in_window(
+    series: Iterable[_Sampled], lo: float, hi: float, cut: Callable[[_Sampled, _Mask], _Sampled]
+) -> tuple[_Sampled, ...]:
+    """The window rule of clip, for one kind of series: samples at lo <= t < hi; a series wholly inside
+    is kept as it is, one partly inside is `cut` to its mask, one wholly outside is dropped."""
+    out = []
+    for s in series:
+        keep = (s.timestamps >= lo) & (s.timestamps < hi)
+        if keep.all():
+            out.append(s)
+        elif keep.any():
+            out.append(cut(s, keep))
+    return tuple(out)
+
+
+def _cut_container(s: ContainerSamples, keep: _Mask) -> ContainerSamples:
+    return replace(
+        s,
+        timestamps=s.timestamps[keep],
+        cpu_cores=s.cpu_cores[keep],
+        memory_bytes=s.memory_bytes[keep],
+        samples=None if s.samples is None else round(s.samples * keep.mean()),
+    )
+
+
+def _cut_gpu(g: GpuSamples, keep: _Mask) -> GpuSamples:
+    def cut(a: FloatArray | None) -> FloatArray | None:
+        return None if a is None else a[keep]
+
+    return replace(
+        g,
+        timestamps=g.timestamps[keep],
+        fb_used_mib=g.fb_used_mib[keep],
+        fb_free_mib=g.fb_free_mib[keep],
+        sm_active=cut(g.sm_active),
+        gr_engine_active=cut(g.gr_engine_active),
+        gpu_util_percent=cut(g.gpu_util_percent),
+        dram_active=cut(g.dram_active),
+    )
+
+
 def clip(raw: RawDataset, start: datetime, end: datetime) -> RawDataset:
     """The samples of `raw` with start <= t < end, and that window; pods, owners and nodes are kept."""
     lo, hi = start.timestamp(), end.timestamp()
-    containers = []
-    for s in raw.containers:
-        keep = (s.timestamps >= lo) & (s.timestamps < hi)
-        if keep.all():
-            containers.append(s)
-        elif keep.any():
-            containers.append(
-                replace(
-                    s,
-                    timestamps=s.timestamps[keep],
-                    cpu_cores=s.cpu_cores[keep],
-                    memory_bytes=s.memory_bytes[keep],
-                    samples=None if s.samples is None else round(s.samples * keep.mean()),
-                )
-            )
-    gpus = []
-    for g in raw.gpus:
-        keep = (g.timestamps >= lo) & (g.timestamps < hi)
-        if keep.all():
-            gpus.append(g)
-        elif keep.any():
-
-            def cut(a: FloatArray | None, keep: npt.NDArray[np.bool_] = keep) -> FloatArray | None:
-                return None if a is None else a[keep]
-
-            gpus.append(
-                replace(
-                    g,
-                    timestamps=g.timestamps[keep],
-                    fb_used_mib=g.fb_used_mib[keep],
-                    fb_free_mib=g.fb_free_mib[keep],
-                    sm_active=cut(g.sm_active),
-                    gr_engine_active=cut(g.gr_engine_active),
-                    gpu_util_percent=cut(g.gpu_util_percent),
-                    dram_active=cut(g.dram_active),
-                )
-            )
     return replace(
         raw,
         start=start,
         end=end,
-        containers=tuple(containers),
-        gpus=tuple(gpus),
+        containers=_in_window(raw.containers, lo, hi, _cut_container),
+        gpus=_in_window(raw.gpus, lo, hi, _cut_gpu),
         ooms=tuple(o for o in raw.ooms if start <= o.at < end),
     )

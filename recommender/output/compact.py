@@ -15,7 +15,13 @@ from podsizer.plan_view import GPU_OPT_IN, WorkloadPlan
 from podsizer.podspec import quantity
 from podsizer.resources import CPU, GPU, MEMORY
 from recommender.output.costbasis import cost_basis, summary
-from recommender.output.report import UNKNOWN_CURRENT, Report, confidence_cell, sorted_recommendations
+from recommender.output.report import (
+    UNKNOWN_CURRENT,
+    Report,
+    confidence_cell,
+    plan_cell,
+    sorted_recommendations,
+)
 
 DEFAULT_WIDTH = 80
 ELLIPSIS = "…"
@@ -77,16 +83,11 @@ def amount(resource: str, value: str | None) -> str:
 def request_cell(plan: WorkloadPlan | None, c: ContainerRecommendation, resource: str) -> str:
     """`old -> new` request where the plan changes it, the value alone where it stays; `!` after it
     where that is not the estimate (the plan clamped or bounded it: --wide and explain say why)."""
-    cp = plan.container(c.name) if plan is not None else None
-    if cp is None or plan is None:
-        recommended = c.requests.get(resource)
-        return f"? -> {amount(resource, recommended)}" if recommended is not None else "?"
+    cell = plan_cell(plan, c, "requests", resource, lambda value: amount(resource, value))
+    if plan is None or plan.container(c.name) is None:
+        return cell
     moved = any(a.field == "requests" and a.resource == resource for a in adjustments(plan, c.name))
-    mark = MOVED if moved else ""
-    change = cp.change("requests", resource)
-    if change is None:
-        return amount(resource, cp.before("requests", resource)) + mark
-    return f"{amount(resource, change.old)} -> {amount(resource, change.new)}{mark}"
+    return cell + MOVED if moved else cell
 
 
 def gpu_cell(

@@ -16,7 +16,7 @@ import csv
 import dataclasses
 import io
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -296,17 +296,32 @@ def _fmt(resource: str, value: str | None) -> str:
         return value
 
 
-def _cell(plan: WorkloadPlan | None, c: ContainerRecommendation, fld: Field, res: str) -> str:
-    """`current -> new` where the plan changes the value, the value alone where it stays, and
-    `? -> recommended` where the source does not know the container."""
+def plan_cell(
+    plan: WorkloadPlan | None,
+    c: ContainerRecommendation,
+    fld: Field,
+    res: str,
+    show: Callable[[str | None], str],
+    removed: str | None = None,
+) -> str:
+    """Every table's cpu/memory cell (the terminal's, the compact one's, html and markdown): `current ->
+    new` where the plan changes the value, the value alone where it stays, and `? -> recommended` where
+    the source does not know the container; `show` writes each value (None: absent), `removed` (when
+    given) a value the plan removes."""
     cp = plan.container(c.name) if plan is not None else None
     if cp is None:
         recommended = (c.requests if fld == "requests" else c.limits).get(res)
-        return f"? -> {_fmt(res, recommended)}" if recommended is not None else "?"
+        return f"? -> {show(recommended)}" if recommended is not None else "?"
     change = cp.change(fld, res)
     if change is None:
-        return _fmt(res, cp.before(fld, res))
-    return f"{_fmt(res, change.old)} -> {_fmt(res, change.new)}"
+        return show(cp.before(fld, res))
+    new = removed if change.new is None and removed is not None else show(change.new)
+    return f"{show(change.old)} -> {new}"
+
+
+def _cell(plan: WorkloadPlan | None, c: ContainerRecommendation, fld: Field, res: str) -> str:
+    """The terminal table's cell: values as people read them (_fmt)."""
+    return plan_cell(plan, c, fld, res, lambda value: _fmt(res, value))
 
 
 def gpu_cell(plan: WorkloadPlan | None, rec: Recommendation, c: ContainerRecommendation) -> str:

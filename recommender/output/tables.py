@@ -4,15 +4,22 @@ GPU cost) for the html and markdown renderings; values are the plan's own quanti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC
 
 from podsizer.api.resource import ContainerRecommendation
+from podsizer.kube.times import format_shown
 from podsizer.plan_reasons import shown_reason
 from podsizer.plan_view import WorkloadPlan
 from podsizer.podspec import Field
 from podsizer.resources import CPU, MEMORY
 from recommender.output.costbasis import cost_basis, summary
-from recommender.output.report import Report, confidence_cell, gpu_cell, mode_cell, sorted_recommendations
+from recommender.output.report import (
+    Report,
+    confidence_cell,
+    gpu_cell,
+    mode_cell,
+    plan_cell,
+    sorted_recommendations,
+)
 
 REC_HEADER = (
     "Workload",
@@ -52,15 +59,8 @@ class Tables:
 
 
 def plan_value(plan: WorkloadPlan | None, c: ContainerRecommendation, fld: Field, res: str) -> str:
-    """`old -> new` with the plan's exact values where it changes one, the value where it stays."""
-    cp = plan.container(c.name) if plan is not None else None
-    if cp is None:
-        rec = (c.requests if fld == "requests" else c.limits).get(res)
-        return f"? -> {rec}" if rec is not None else "?"
-    change = cp.change(fld, res)
-    if change is None:
-        return cp.before(fld, res) or "-"
-    return f"{change.old or '-'} -> {change.new or '(removed)'}"
+    """The report's plan_cell with the plan's exact values ("-": absent, "(removed)": the plan removes it)."""
+    return plan_cell(plan, c, fld, res, lambda value: value or "-", removed="(removed)")
 
 
 def recommendations(report: Report) -> Table:
@@ -98,7 +98,7 @@ def idle_gpus(report: Report) -> Table:
             w.pod,
             w.model,
             str(w.gpus),
-            w.idle_since.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            format_shown(w.idle_since),
             f"{w.idle_hours:.1f}",
             f"{w.wasted_hourly_cost:.2f}",
         )
@@ -138,5 +138,5 @@ def tables(report: Report) -> Tables:
         (recommendations(report), skipped(report), idle_gpus(report), gpu_cost(report)),
         totals,
         tuple(line.strip() for line in summary(bases, report.price_file)),
-        generated.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if generated else "-",
+        format_shown(generated) if generated else "-",
     )

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from podsizer.api.quantity import format_human
 from podsizer.api.resource import ContainerPolicy
 from podsizer.plausibility import Ceilings
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage
-from recommender.sizing.estimators import Estimate, Resource, fmt
+from recommender.sizing.estimators import Estimate, Resource, oom_bumped
 from recommender.sizing.static import ContainerSizing, cpu_estimator, finish, memory_estimator
 
 SIZED_RESOURCES: tuple[Resource, ...] = ("cpu", "memory")
@@ -71,20 +72,25 @@ def size_autopilot(
         t = targets[resource]
         steady = usage.per_replica_cpu_cores if resource == "cpu" else usage.per_replica_memory_bytes
         value = steady / t
-        steps = [f"per-replica {fmt(resource, steady)} / target {t * 100:g}% = {fmt(resource, value)}"]
+        steps = [
+            f"per-replica {format_human(resource, steady)} / target {t * 100:g}% = "
+            f"{format_human(resource, value)}"
+        ]
         floor = policy.cpu_min_cores if resource == "cpu" else policy.memory_min_bytes
         if resource == "memory" and usage.memory_bytes.max > value:
             value = usage.memory_bytes.max
-            steps.append(f"raised to per-replica peak {fmt(resource, value)}")
-        kill = usage.oom_kill_memory_bytes
-        if resource == "memory" and kill:
-            needed = max(kill * policy.oom_bump_factor, kill + policy.oom_bump_min_bytes)
-            if needed > value:
-                value = needed
-                steps.append(f"OOMKilled at {fmt(resource, kill)} -> bumped to {fmt(resource, needed)}")
+            steps.append(f"raised to per-replica peak {format_human(resource, value)}")
+        bumped = (
+            oom_bumped(value, usage.oom_kill_memory_bytes, policy.oom_bump_factor, policy.oom_bump_min_bytes)
+            if resource == "memory"
+            else None
+        )
+        if bumped is not None:
+            value = bumped.value
+            steps.extend(bumped.steps)
         if value < floor:
             value = floor
-            steps.append(f"raised to floor {fmt(resource, floor)}")
+            steps.append(f"raised to floor {format_human(resource, floor)}")
         estimates[resource] = Estimate(value, tuple(steps))
     prefix = f"autopilot ({label(autoscaler)})"
     return finish(usage, estimates, policy, bounds, prefix=prefix, ceilings=ceilings)

@@ -21,9 +21,10 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from podsizer.api.quantity import format_human
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
-from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator, fmt
+from recommender.sizing.estimators import QUANTILE_POINTS, Estimate, Estimator, Explained
 
 _SUSTAINED = ((0.95, "p95"), (0.9, "p90"), (0.5, "p50"))  # sustained-level candidates, highest first
 
@@ -63,8 +64,9 @@ class Bursts:
         """'bursty: above 80m ~9.9 % of the time (~2.4 h a day) up to p99 2184m, request at the sustained'
         (the sustained point's step follows)."""
         return (
-            f"bursty: above {fmt('cpu', self.threshold)} ~{100 * self.share:.1f} % of the time "
-            f"(~{self.hours_a_day:.1f} h a day) up to p99 {fmt('cpu', self.peak)}, request at the sustained"
+            f"bursty: above {format_human('cpu', self.threshold)} ~{100 * self.share:.1f} % of the time "
+            f"(~{self.hours_a_day:.1f} h a day) up to p99 {format_human('cpu', self.peak)}, "
+            "request at the sustained"
         )
 
 
@@ -95,7 +97,7 @@ def detect(q: Quantiles, rule: BurstRule) -> Bursts | None:
 
 
 @dataclass(frozen=True)
-class BurstAware:
+class BurstAware(Explained):
     """CPU: `regular` for a container that is not bursty; else `at(sustained percentile)`, its reason
     starting with the bursts found (share of time, expected hours a day)."""
 
@@ -111,17 +113,17 @@ class BurstAware:
         first = f"{bursts.text()} {e.steps[0]}" if e.steps else bursts.text()
         return Estimate(e.value, (first, *e.steps[1:]))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 def burst_limit_note(bursts: Bursts, policy: SizingPolicy, limit: float | None) -> str:
     """Where the bursts go: under the CPU limit written, or on the node's headroom (no CPU limit)."""
     if limit is not None:
-        return f"CPU limit {fmt('cpu', limit)} covers the bursts (p99 + {policy.cpu_margin * 100:g}% margin)"
+        return (
+            f"CPU limit {format_human('cpu', limit)} covers the bursts "
+            f"(p99 + {policy.cpu_margin * 100:g}% margin)"
+        )
     return (
-        f"no CPU limit: bursts to {fmt('cpu', bursts.peak)} run on node headroom (a CPU limit kept by "
-        "limit-policy keep-ratio would throttle them)"
+        f"no CPU limit: bursts to {format_human('cpu', bursts.peak)} run on node headroom "
+        "(a CPU limit kept by limit-policy keep-ratio would throttle them)"
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from podsizer.api.quantity import MIB, format_cpu, format_memory
+from podsizer.api.quantity import MIB, format_human
 from recommender.model import ContainerUsage, Quantiles
 
 Resource = Literal["cpu", "memory"]
@@ -39,6 +39,16 @@ class Estimator(Protocol):
     def explain(self, usage: ContainerUsage) -> Estimate: ...
 
 
+class Explained:
+    """The base of every estimator: `estimate` is the value its `explain` gives."""
+
+    def explain(self, usage: ContainerUsage) -> Estimate:
+        raise NotImplementedError
+
+    def estimate(self, usage: ContainerUsage) -> float:
+        return self.explain(usage).value
+
+
 def quantile_at(q: Quantiles, percentile: float) -> float:
     """Value at `percentile` (0.5-1.0), linear between the stored points p50, p90, p95, p99, max.
 
@@ -51,13 +61,6 @@ def quantile_at(q: Quantiles, percentile: float) -> float:
             lo, hi = float(getattr(q, a_lo)), float(getattr(q, a_hi))
             return lo + (hi - lo) * (percentile - p_lo) / (p_hi - p_lo)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def fmt(resource: Resource, value: float) -> str:
-    """Human form of a base-unit amount: millicores for cpu, Mi for memory ("nan" stays "nan")."""
-    if not math.isfinite(value):
-        return str(value)
-    return format_cpu(value) if resource == "cpu" else format_memory(value)
 
 
 def join_steps(steps: Sequence[str]) -> str:
@@ -82,7 +85,7 @@ def samples_of(usage: ContainerUsage, resource: Resource) -> Quantiles:
 
 
 @dataclass(frozen=True)
-class PercentileEstimator:
+class PercentileEstimator(Explained):
     """The usage distribution's value at `percentile` (0.99 = P99)."""
 
     resource: Resource
@@ -90,14 +93,11 @@ class PercentileEstimator:
 
     def explain(self, usage: ContainerUsage) -> Estimate:
         value = quantile_at(samples_of(usage, self.resource), self.percentile)
-        return Estimate(value, (f"{_pct_label(self.percentile)} {fmt(self.resource, value)}",))
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
+        return Estimate(value, (f"{_pct_label(self.percentile)} {format_human(self.resource, value)}",))
 
 
 @dataclass(frozen=True)
-class MarginEstimator:
+class MarginEstimator(Explained):
     """inner x (1 + fraction)."""
 
     inner: Estimator
@@ -109,12 +109,9 @@ class MarginEstimator:
             return e
         return Estimate(e.value * (1.0 + self.fraction), (*e.steps, f"+ {self.fraction * 100:g}% margin"))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class ConfidenceEstimator:
+class ConfidenceEstimator(Explained):
     """Widens inner when history is thin, after VPA's confidence multiplier.
 
     factor = ((1 + multiplier / d) / (1 + multiplier / full_days)) ** exponent, where d is the
@@ -142,12 +139,9 @@ class ConfidenceEstimator:
             return Estimate(e.value * f, e.steps)
         return Estimate(e.value * f, (*e.steps, f"x{f:.2f} for thin history"))
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
-
 
 @dataclass(frozen=True)
-class MinMaxEstimator:
+class MinMaxEstimator(Explained):
     """inner clamped to [minimum, maximum] (either may be None)."""
 
     inner: Estimator
@@ -159,19 +153,16 @@ class MinMaxEstimator:
     def explain(self, usage: ContainerUsage) -> Estimate:
         e = self.inner.explain(usage)
         if self.minimum is not None and e.value < self.minimum:
-            return Estimate(
-                self.minimum, (*e.steps, f"raised to {self.label} {fmt(self.resource, self.minimum)}")
-            )
+            raised = f"raised to {self.label} {format_human(self.resource, self.minimum)}"
+            return Estimate(self.minimum, (*e.steps, raised))
         if self.maximum is not None and e.value > self.maximum:
-            return Estimate(self.maximum, (*e.steps, f"capped at {fmt(self.resource, self.maximum)}"))
+            capped = f"capped at {format_human(self.resource, self.maximum)}"
+            return Estimate(self.maximum, (*e.steps, capped))
         return e
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
 
 
 @dataclass(frozen=True)
-class FloorAtPeak:
+class FloorAtPeak(Explained):
     """Memory: never below the observed peak (a request under the peak invites OOM kills)."""
 
     inner: Estimator
@@ -180,15 +171,27 @@ class FloorAtPeak:
         e = self.inner.explain(usage)
         peak = usage.memory_bytes.max
         if peak > e.value:
-            return Estimate(peak, (f"peak {fmt('memory', peak)} (above {join_steps(e.steps)})",))
+            return Estimate(peak, (f"peak {format_human('memory', peak)} (above {join_steps(e.steps)})",))
         return e
 
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
+
+def oom_bumped(value: float, kill: float | None, factor: float, min_bytes: float) -> Estimate | None:
+    """The OOM rule of every sizing path: after a kill at `kill` bytes, memory is at least
+    max(kill x factor, kill + min_bytes); that amount and its step where `value` is below it, else None
+    (and None without a kill)."""
+    if kill is None or kill <= 0:
+        return None
+    needed = max(kill * factor, kill + min_bytes)
+    if needed <= value:
+        return None
+    return Estimate(
+        needed,
+        (f"OOMKilled at {format_human('memory', kill)} -> bumped to {format_human('memory', needed)}",),
+    )
 
 
 @dataclass(frozen=True)
-class OomBump:
+class OomBump(Explained):
     """After an OOM kill: memory >= max(kill x factor, kill + min_bytes)."""
 
     inner: Estimator
@@ -200,15 +203,10 @@ class OomBump:
         kill = usage.oom_kill_memory_bytes
         if kill is None or kill <= 0:
             return e
-        needed = max(kill * self.factor, kill + self.min_bytes)
-        if needed > e.value:
-            return Estimate(
-                needed, (*e.steps, f"OOMKilled at {fmt('memory', kill)} -> bumped to {fmt('memory', needed)}")
-            )
-        return Estimate(e.value, (*e.steps, f"OOMKilled at {fmt('memory', kill)}, already covered"))
-
-    def estimate(self, usage: ContainerUsage) -> float:
-        return self.explain(usage).value
+        bumped = oom_bumped(e.value, kill, self.factor, self.min_bytes)
+        if bumped is not None:
+            return Estimate(bumped.value, (*e.steps, *bumped.steps))
+        return Estimate(e.value, (*e.steps, f"OOMKilled at {format_human('memory', kill)}, already covered"))
 
 
 def ceil_millicores(cores: float) -> float:

@@ -24,10 +24,11 @@ from functools import partial
 
 import numpy as np
 
+from podsizer.api.quantity import format_human
 from podsizer.api.resource import Forecast
 from recommender.model import FloatArray, TimeSeries, WorkloadDemand
 from recommender.model.timegrid import IntArray, bucket_index, bucket_mean, floor_to
-from recommender.sizing.estimators import Estimate, Resource, fmt
+from recommender.sizing.estimators import Estimate, Resource
 
 HOUR = 3600.0
 
@@ -212,7 +213,7 @@ def demand_feeds(demand: WorkloadDemand, days_ahead: float) -> dict[Resource, Fe
     out: dict[Resource, Feed] = {}
     for resource, series in (("cpu", demand.cpu_cores), ("memory", demand.memory_bytes)):
         name: Resource = "cpu" if resource == "cpu" else "memory"
-        feed = trend_feed(series, days_ahead, partial(fmt, name))
+        feed = trend_feed(series, days_ahead, partial(format_human, name))
         if feed is not None:
             out[name] = feed
     return out

@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from podsizer.api.quantity import format_human
 from podsizer.plausibility import Ceilings
 from recommender.model import ContainerUsage, Quantiles
-from recommender.sizing.estimators import Resource, fmt
+from recommender.sizing.estimators import Resource
 
 SPIKE_FACTOR = 10.0
 _POINTS = ("p50", "p90", "p95", "p99", "mean")
@@ -43,8 +44,9 @@ class RobustUsage:
 
 
 def _show(resource: Resource, value: float) -> str:
-    """fmt(), except that an absurd value is written short: `1e+300 cores`, not 300 digits of millicores."""
-    text = fmt(resource, value)
+    """format_human(), except that an absurd value is written short: `1e+300 cores`, not 300 digits of
+    millicores."""
+    text = format_human(resource, value)
     return text if len(text) <= 24 else f"{value:.3g} {'cores' if resource == 'cpu' else 'bytes'}"
 
 
@@ -59,7 +61,8 @@ def _peak(resource: Resource, q: Quantiles, ceiling: float, where: str) -> tuple
     if q.max > ceiling:
         return fallback, f"{resource} peak {_show(resource, q.max)} above {where} ignored"
     if second is not None and second > 0 and q.max > SPIKE_FACTOR * second:
-        spike = f"{_show(resource, q.max)}, over {SPIKE_FACTOR:g}x the next-highest {fmt(resource, second)}"
+        next_highest = format_human(resource, second)
+        spike = f"{_show(resource, q.max)}, over {SPIKE_FACTOR:g}x the next-highest {next_highest}"
         return second, f"1 {resource} sample of {spike} ignored"
     return q.max, None
 
@@ -87,7 +90,7 @@ def robust_quantiles(
     points = {a: min(max(0.0, getattr(q, a)), ceiling) for a in _POINTS}
     capped = [a for a in ("p50", "p90", "p95", "p99") if getattr(q, a) > ceiling]
     if capped:
-        notes.append(f"{resource} {capped[0]} and above capped at {where} {fmt(resource, ceiling)}")
+        notes.append(f"{resource} {capped[0]} and above capped at {where} {format_human(resource, ceiling)}")
     peak, note = _peak(resource, q, ceiling, where)
     if note is not None:
         notes.append(note)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
 
+from podsizer.api.quantity import format_human
 from podsizer.api.resource import ContainerPolicy
 from podsizer.bounds import clip, policy_for
 from podsizer.plausibility import Ceilings, round_down
@@ -25,7 +26,6 @@ from recommender.sizing.estimators import (
     OomBump,
     PercentileEstimator,
     Resource,
-    fmt,
     join_steps,
     round_resource,
 )
@@ -132,7 +132,7 @@ def finish(
             )
         clipped = clip(resource, e.value, user, usage.container)
         requests[resource], capped = _capped(resource, round_resource(resource, clipped.value), top)
-        parts.append(f"{resource}: {join_steps(e.steps) or fmt(resource, e.value)}")
+        parts.append(f"{resource}: {join_steps(e.steps) or format_human(resource, e.value)}")
         if clipped.note:
             notes.append(clipped.note)
         if capped:
@@ -168,7 +168,7 @@ def implausible_series(estimates: Mapping[Resource, float], ceilings: Ceilings) 
     for resource, value in estimates.items():
         ceiling = ceilings.of(resource)
         if ceiling is not None and value >= float(round_down(resource, Decimal(repr(ceiling)))):
-            top = fmt(resource, float(round_down(resource, Decimal(repr(ceiling)))))
+            top = format_human(resource, float(round_down(resource, Decimal(repr(ceiling)))))
             return f"implausible {resource} series: the estimate reaches {ceilings.where} {top}"
     return None
 
@@ -179,7 +179,9 @@ def _capped(resource: Resource, value: float, ceilings: Ceilings) -> tuple[float
     if ceiling is None or value <= ceiling:
         return value, ""
     top = float(round_down(resource, Decimal(repr(ceiling))))
-    return top, f"{resource} {fmt(resource, value)} capped at {ceilings.where} {fmt(resource, top)}"
+    return top, f"{resource} {format_human(resource, value)} capped at {ceilings.where} " + format_human(
+        resource, top
+    )
 
 
 def size_static(

@@ -14,24 +14,13 @@ from podsizer.kube.watch import Informer
 from podsizer.snapshot import SnapshotHolder
 from tests.controlplane.kube import wait_for
 from updater.budget import Budgets
-from updater.cli import start_pdb_watch, start_pod_watch
+from updater.cli import start_pdb_watch, start_pod_watch, watches_synced
 from updater.kube import KubeApi
 from updater.loop import Updater, UpdaterConfig
 from updater.metrics import UpdaterMetrics
 from updater.pdb import PdbCache
 from updater.pods import PodCache
 from updater.record import Recorder
-
-MUST_SYNC = (
-    "pods",
-    "recommendations",
-    "replicasets",
-    "namespaces",
-    "deployments",
-    "statefulsets",
-    "poddisruptionbudgets",
-)
-
 
 # Budgets that let a test's pods be acted on at once (no minimum age, a second of cooldown).
 FAST_BUDGETS = Budgets(min_pod_age_seconds=0, workload_cooldown_seconds=1, evictions_per_minute=60)
@@ -83,7 +72,7 @@ class UpdaterRun:
         self.informers.append(start_pod_watch(self.api_client, pods, self.stop_event))
         self.informers.append(start_pdb_watch(self.api_client, self.pdbs, self.stop_event))
         wait_for(
-            lambda: all(i.synced.is_set() for i in self.informers if i.name in MUST_SYNC),
+            lambda: watches_synced(self.informers),
             "the updater's watches to sync",
             timeout_s,
         )

@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from podsizer.api import recommendation_from_resource
-from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
 from recommender.input.demo_cluster import build_demo_dataset
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane

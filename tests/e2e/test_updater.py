@@ -258,7 +258,7 @@ def test_a_recreate_workload_is_evicted_one_pod_at_a_time(
     )
 
 
-def test_issue_28_recreate_under_sized_template_evicts_each_pod_once_then_stops(
+def test_recreate_under_sized_template_evicts_each_pod_once_then_stops(
     admin_client: client.ApiClient,
     podsizer_webhook: WebhookProcess,
     make_namespace: NamespaceFactory,

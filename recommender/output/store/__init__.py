@@ -2,11 +2,9 @@
 
 from recommender.output.store.base import RecommendationStore, StoreError, merge_for_update
 from recommender.output.store.crd import CrdStore
-from recommender.output.store.jsonfile import LIST_API_VERSION, LIST_KIND, JsonFileStore
+from recommender.output.store.jsonfile import JsonFileStore
 
 __all__ = [
-    "LIST_API_VERSION",
-    "LIST_KIND",
     "CrdStore",
     "JsonFileStore",
     "RecommendationStore",

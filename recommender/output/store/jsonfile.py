@@ -19,9 +19,7 @@ from typing import Any
 import orjson
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.listdoc import LIST_API_VERSION as LIST_API_VERSION
-from podsizer.api.listdoc import LIST_KIND as LIST_KIND
-from podsizer.api.listdoc import ListDocumentError, list_document, list_items
+from podsizer.api.listdoc import LIST_KIND, ListDocumentError, list_document, list_items
 from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
@@ -32,7 +30,7 @@ from podsizer.api.resource import (
 )
 from recommender.output.store.base import StoreError, bounds_of, merge_for_update
 from recommender.tempfiles import atomic_write as _atomic_write
-from recommender.tempfiles import remove_stale_temp_files, temp_pattern
+from recommender.tempfiles import remove_stale_writes
 
 log = logging.getLogger("podsizer.store")
 
@@ -66,12 +64,11 @@ class JsonFileStore:
     """A RecommendationStore in one JSON file; safe for one writer process and any number of readers."""
 
     def __init__(self, path: str | Path, clean_temp_files: bool = True) -> None:
-        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_temp_files)."""
+        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_writes)."""
         self.path = Path(path)
         self._lock = threading.Lock()
         if clean_temp_files:
-            target = Path(os.path.realpath(self.path))
-            remove_stale_temp_files(target.parent, temp_pattern(target.name))
+            remove_stale_writes(self.path)
 
     def __repr__(self) -> str:
         return f"JsonFileStore({str(self.path)!r})"

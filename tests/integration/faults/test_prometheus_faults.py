@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
 from podsizer.settings import RecommenderSettings, load_from_args
 from podsizer.settings import add_arguments as add_setting_arguments
 from podsizer.subject import Subject

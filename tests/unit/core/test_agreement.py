@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from console.build import build_console_data
 from podsizer.api import Recommendation, WorkloadRef
 from podsizer.api.quantity import parse
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
 from podsizer.owners import Skipped
-from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY, Ceilings
+from podsizer.plausibility import Ceilings
 from podsizer.podspec import quantity
 from podsizer.policy import LIMIT_POLICIES, Mode, PlanPolicy
 from podsizer.resources import GPU

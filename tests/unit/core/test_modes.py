@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import pytest
 
 from podsizer.cluster import ObjectMeta
-from podsizer.modes import Meta, Resolved, resolve
+from podsizer.modes import (
+    Meta,
+    Resolved,
+    parse_allow_large_change,
+    parse_allow_single_replica,
+    parse_gpu,
+    parse_mode,
+    parse_update_mode,
+    resolve,
+)
 from podsizer.plan import plan_pod
 from podsizer.policy import Mode, PlanPolicy
 from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
@@ -58,6 +68,36 @@ def test_invalid_values_are_logged_ignored_and_described(caplog: pytest.LogCaptu
     assert "invalid podsizer.io/mode 'sideways' (pod annotation)" in got.describe()
     assert any("sideways" in r.getMessage() for r in caplog.records)
     assert any("maybe" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("parse", "given", "value", "expected"),
+    [
+        (parse_mode, " Dry-Run ", "dry-run", "expected one of off, dry-run, auto"),
+        (
+            parse_update_mode,
+            "RECREATE",
+            "recreate",
+            "expected one of off, initial, recreate, in-place-or-recreate",
+        ),
+        (parse_gpu, "Resize", True, "expected keep or resize"),
+        (parse_allow_large_change, "TRUE", True, "expected true or false"),
+        (parse_allow_single_replica, "False", False, "expected true or false"),
+    ],
+)
+def test_every_podsizer_value_is_read_by_one_rule(
+    parse: Callable[[str | None, str], object],
+    given: str,
+    value: object,
+    expected: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Any case, spaces ignored; unset is None; an invalid value is None and logged with what was expected."""
+    assert parse(given, "pod annotation") == value
+    assert parse(None, "pod annotation") is None
+    with caplog.at_level(logging.WARNING, "podsizer.modes"):
+        assert parse("sideways", "pod annotation") is None
+    assert caplog.records[-1].getMessage().endswith(f"='sideways' on pod annotation: {expected}")
 
 
 @pytest.mark.parametrize(

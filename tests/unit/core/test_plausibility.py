@@ -12,10 +12,11 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import Recommendation
 from podsizer.api.resource import recommendation_from_resource, recommendation_to_resource
+from podsizer.keys import ALLOW_LARGE_CHANGE_KEY
 from podsizer.modes import Meta, Resolved
 from podsizer.plan import PodPlan, plan_pod
 from podsizer.plan_view import plan_workload
-from podsizer.plausibility import ALLOW_LARGE_CHANGE_KEY, Ceilings
+from podsizer.plausibility import Ceilings
 from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.resources import GPU

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsizer.kube.times import format_micro, format_seconds, format_time, parse_time, read_time
+from console import fmt
+from podsizer.kube.times import format_micro, format_seconds, format_shown, format_time, parse_time, read_time
 
 PARIS = timezone(timedelta(hours=1))
 T = datetime(2026, 12, 4, 22, 30, 5, 120000, tzinfo=PARIS)
@@ -44,3 +45,9 @@ def test_every_format_reads_back_as_the_moment_it_wrote(moment: datetime) -> Non
     assert parse_time(format_time(moment)) == moment
     assert parse_time(format_micro(moment)) == moment
     assert parse_time(format_seconds(moment)) == moment.replace(microsecond=0)
+
+
+def test_reports_explanations_and_the_console_show_a_time_alike() -> None:
+    """One shown form (format_shown): UTC to the minute, in the report tables, explain and the pages."""
+    assert format_shown(T) == "2026-12-04 21:30 UTC"
+    assert fmt.when(T) == format_shown(T)

@@ -8,11 +8,13 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from recommender import tempfiles
+from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.input.local_store import SeriesStore
 from recommender.output.store import JsonFileStore
 from recommender.tempfiles import remove_stale_temp_files
@@ -113,3 +115,17 @@ def test_orphans_of_writers_killed_mid_write_are_removed_on_the_next_start(tmp_p
         os.utime(p, (time.time() - 3, time.time() - 3))  # a restart comes seconds later
     JsonFileStore(store_file)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("store", [JsonFileStore, FileCheckpointStore])
+def test_both_file_stores_remove_the_stale_writes_next_to_the_linked_file(
+    tmp_path: Path, store: Callable[[Path], object]
+) -> None:
+    """One rule (tempfiles.remove_stale_writes): where a link points, the writes land and are cleaned."""
+    real = tmp_path / "data"
+    real.mkdir()
+    (tmp_path / "state.json").symlink_to(real / "state.json")
+    killed = _orphan(real / ".state.json.k1.tmp", 3600)
+    beside_link = _orphan(tmp_path / ".state.json.k2.tmp", 3600)
+    store(tmp_path / "state.json")
+    assert not killed.exists() and beside_link.exists()

@@ -23,7 +23,7 @@ def _main(sim: SimCluster) -> list[tuple[str | None, str | None]]:
     return [(r["requests"].get("cpu"), r["requests"].get("memory")) for r in map(sim.main, sorted(sim.pods))]
 
 
-def test_issue_28_recreate_100m_128mi_to_1000m_1gi_evicts_each_pod_once_not_forever() -> None:
+def test_recreate_100m_128mi_to_1000m_1gi_evicts_each_pod_once_not_forever() -> None:
     """Template 100m/128Mi, recommendation 1000m/1Gi: pods from before podsizer are evicted once each and
     come back at 400m/512Mi (4x), which is what admission gives: never evicted again."""
     template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
@@ -34,14 +34,14 @@ def test_issue_28_recreate_100m_128mi_to_1000m_1gi_evicts_each_pod_once_not_fore
     assert _main(sim) == [("400m", "512Mi"), ("400m", "512Mi")]
 
 
-def test_issue_28_pods_admitted_at_4x_are_already_at_their_target() -> None:
+def test_pods_admitted_at_4x_are_already_at_their_target() -> None:
     template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
     sim = created(SimCluster(template, simple_rec({"cpu": "1000m", "memory": "1Gi"})), 3)
     assert _main(sim) == [("400m", "512Mi")] * 3
     assert sim.passes(12) == []
 
 
-def test_issue_28_in_place_raises_a_running_pod_once_not_4_16_64_256_cores() -> None:
+def test_in_place_raises_a_running_pod_once_not_4_16_64_256_cores() -> None:
     """in-place-or-recreate, template 4 cores/4Gi, an absurd recommendation: one resize to 16 cores/16Gi,
     then nothing (not 4 -> 16 -> 64 -> 256 cores and 4Gi -> 4Ti pass after pass)."""
     template = {"requests": {"cpu": "4", "memory": "4Gi"}}

@@ -11,7 +11,7 @@ import pytest
 
 from podsizer.api import Recommendation, WorkloadRef
 from podsizer.cluster import MetadataCache, OwnerCache
-from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY
 from podsizer.policy import Mode, PlanPolicy
 from tests.unit.webhook.builders import (
     admitter,

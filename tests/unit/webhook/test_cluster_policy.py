@@ -14,6 +14,7 @@ import orjson
 
 from podsizer.api import WorkloadRef, recommendation_to_resource
 from podsizer.cluster import CrdWatchLoader, MetadataCache, OwnerCache
+from podsizer.keys import DRY_RUN_KEY
 from podsizer.kube.watch import Informer
 from podsizer.snapshot import SnapshotHolder
 from tests.unit.webhook.builders import (
@@ -26,7 +27,7 @@ from tests.unit.webhook.builders import (
     resources_of,
     review,
 )
-from webhook.writer import ANNOTATIONS_LIMIT, DRY_RUN_KEY
+from webhook.writer import ANNOTATIONS_LIMIT
 
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
 

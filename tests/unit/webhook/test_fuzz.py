@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from podsizer.api import Recommendation
 from podsizer.cluster import OwnerCache
-from podsizer.plan import DRY_RUN_KEY
+from podsizer.keys import DRY_RUN_KEY
 from podsizer.policy import PlanPolicy
 from podsizer.settings import WebhookSettings
 from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder

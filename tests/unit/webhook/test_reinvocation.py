@@ -11,7 +11,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from podsizer.plan import APPLIED_KEY, DRY_RUN_KEY
+from podsizer.keys import APPLIED_KEY, DRY_RUN_KEY
 from podsizer.policy import Mode
 from tests.support.hypo import examples
 from tests.unit.webhook.builders import (
@@ -39,7 +39,7 @@ def _record(pod: dict[str, Any], key: str = APPLIED_KEY) -> list[dict[str, Any]]
     return changes
 
 
-def test_issue_28_a_re_invoked_webhook_does_not_apply_the_factor_twice() -> None:
+def test_a_re_invoked_webhook_does_not_apply_the_factor_twice() -> None:
     """20m with a 1000m recommendation: 80m at the first call (4x) and still 80m after the second, not
     320m; the record still says from 20m."""
     rec = recommendation(containers=[crec("main", {"cpu": "1000m", "memory": "64Mi"})])

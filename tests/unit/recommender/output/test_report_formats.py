@@ -16,8 +16,9 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.api.resource import ContainerRecommendation, Recommendation, Window
 from podsizer.podspec import CurrentResources
 from recommender.commands import add_recommend_arguments, load_settings, one_run
-from recommender.output.compact import MOVED, amount, render_compact, shorten
-from recommender.output.report import Report, render
+from recommender.output.compact import MOVED, amount, render_compact, request_cell, shorten
+from recommender.output.report import Report, plan_cell, render
+from recommender.output.tables import plan_value
 from recommender.wiring import Wiring
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -111,6 +112,23 @@ def test_compact_request_cells_are_the_plans_values(demo: Report) -> None:
         cell = rows[(ref, container)][1 if resource == "cpu" else 2]
         mark = MOVED if (ref, container, resource) in adjusted else ""
         assert cell == f"{amount(resource, old)} -> {amount(resource, new)}{mark}"
+
+
+def test_every_table_writes_the_same_plan_cell(demo: Report) -> None:
+    """The compact, terminal, html and markdown tables read one cell rule (plan_cell): the same value
+    where the plan keeps it, the same old and new where it changes it; only how a value is written differs."""
+    cells = 0
+    for rec in demo.recommendations:
+        plan = demo.plan(rec)
+        for c in rec.containers:
+            for resource in ("cpu", "memory"):
+                exact = plan_value(plan, c, "requests", resource).split(" -> ")
+                compact = request_cell(plan, c, resource).removesuffix(MOVED).split(" -> ")
+                assert compact == [v if v in ("?", "-") else amount(resource, v) for v in exact]
+                shown = plan_cell(plan, c, "requests", resource, str).split(" -> ")
+                assert shown == [("None" if v == "-" else v) for v in exact]
+                cells += 1
+    assert cells >= 20
 
 
 def test_compact_amounts_are_exact() -> None:

@@ -110,3 +110,13 @@ def test_target_fraction_accepts_percent_and_fraction(raw: float, fraction: floa
 def test_target_fraction_rejects_non_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         target_fraction(0)
+
+
+def test_targeted_and_static_memory_bump_alike_after_an_oom_kill() -> None:
+    """One OOM rule (estimators.oom_bumped): memory >= max(kill x factor, kill + min) on either path."""
+    u = usage(0.35, 100 * MIB, 120 * MIB, oom=1000 * MIB)
+    targeted = size_autopilot(u, hpa({"memory": 80}), SizingPolicy())
+    untargeted = size_autopilot(u, hpa({"cpu": 70}), SizingPolicy())
+    assert targeted.requests["memory"] == untargeted.requests["memory"] == 1200 * MIB
+    for s in (targeted, untargeted):
+        assert "OOMKilled at 1000Mi -> bumped to 1200Mi" in s.reason

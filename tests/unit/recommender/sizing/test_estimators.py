@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from podsizer.api import ContainerPolicy
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.quantity import MIB
+from podsizer.api.quantity import MIB, format_human
+from podsizer.bounds import clip
 from recommender.model import ContainerUsage, Quantiles
 from recommender.sizing.estimators import (
     ConfidenceEstimator,
@@ -16,6 +18,7 @@ from recommender.sizing.estimators import (
     MinMaxEstimator,
     OomBump,
     PercentileEstimator,
+    Resource,
     ceil_mebibytes,
     ceil_millicores,
     quantile_at,
@@ -117,3 +120,14 @@ def test_rounding_goes_up_to_millicores_and_mebibytes() -> None:
     assert ceil_millicores(0.25) == pytest.approx(0.25)
     assert ceil_mebibytes(MIB + 1) == 2 * MIB
     assert ceil_mebibytes(512 * MIB) == 512 * MIB
+
+
+@pytest.mark.parametrize(("resource", "value", "text"), [("cpu", 0.2501, "251m"), ("memory", 1.0, "1Mi")])
+def test_a_sizing_step_and_a_bound_write_an_amount_alike(resource: Resource, value: float, text: str) -> None:
+    """One way to write an amount in a reason (podsizer.api.quantity.format_human): estimators and bounds."""
+    idle = Quantiles(p50=0.0, p90=0.0, p95=0.0, p99=0.0, max=0.0, mean=0.0)
+    floor = MinMaxEstimator(PercentileEstimator(resource, 0.5), resource, minimum=value)
+    assert floor.explain(usage(idle, idle)).steps[-1] == f"raised to floor {text}"
+    note = clip(resource, 0.0, ContainerPolicy("*", {resource: value})).note
+    assert note == f"{resource} raised to minAllowed {text} (wanted {format_human(resource, 0.0)})"
+    assert format_human(resource, float("nan")) == "nan"

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.quantity import MIB
+from podsizer.api.quantity import MIB, format_human
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import Autoscaler, ContainerUsage, Quantiles, TimeSeries, UsageSnapshot, WorkloadDemand
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend_workload
-from recommender.sizing.estimators import Estimate, fmt
+from recommender.sizing.estimators import Estimate
 from recommender.sizing.forecast import Feed, daily_peaks, fed, peak_trend, trend_feed
 from recommender.sizing.static import size_static
 
@@ -38,7 +38,7 @@ def series(values: np.ndarray) -> TimeSeries:
 
 
 def cpu(slope: float) -> Feed | None:
-    return trend_feed(series(cycle(slope)), 2.0, lambda v: fmt("cpu", v))
+    return trend_feed(series(cycle(slope)), 2.0, lambda v: format_human("cpu", v))
 
 
 def test_daily_peaks_are_one_per_whole_day_ending_at_the_series_end() -> None:

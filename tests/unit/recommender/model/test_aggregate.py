@@ -452,6 +452,19 @@ def test_clip_keeps_only_the_window() -> None:
     assert all(c.samples == N // 2 for c in snap.containers)
 
 
+def test_clip_cuts_containers_and_gpus_to_the_same_window() -> None:
+    """One window rule for every kind of series: start <= t < end; a series wholly outside is dropped."""
+    cut = START + timedelta(hours=1)
+    later = TS + 3 * 3600.0  # wholly after END
+    raw = replace(BASE, gpus=(gpu("p", "GPU-a", sm=0.5), gpu("p", "GPU-b", sm=0.5, ts=later)))
+    clipped = clip(raw, cut, END)
+    kept = [c.timestamps for c in clipped.containers] + [g.timestamps for g in clipped.gpus]
+    assert len(clipped.gpus) == 1 and kept
+    assert all(t.min() >= cut.timestamp() and t.max() < END.timestamp() and t.size == N // 2 for t in kept)
+    (g,) = clipped.gpus
+    assert g.sm_active is not None and g.sm_active.size == N // 2 and g.gr_engine_active is None
+
+
 def test_a_pre_reduced_series_brings_its_raw_sample_count() -> None:
     web = replace(CONTAINERS[0], samples=5 * N)  # each point the peak of five raw samples
     snap = aggregate(replace(BASE, containers=(web,)), source="t")

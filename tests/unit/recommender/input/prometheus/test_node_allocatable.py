@@ -15,8 +15,8 @@ from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
 from recommender.model import NodeInfo
+from tests.unit.recommender.input.prometheus.test_prom_source import END, START, fake_prometheus
 from tests.unit.recommender.sizing.test_plausibility import _only, _run, _usage
-from tests.unit.recommender.test_prom_source import END, START, fake_prometheus
 
 GIB = 2.0**30
 
