@@ -37,11 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_prometheus import Cluster  # noqa: E402
-from prompb import RemoteRead, remote_read_messages  # noqa: E402
 from xorchunk import decode_xor  # noqa: E402
 
 from recommender.input.prometheus import queries  # noqa: E402
 from recommender.input.prometheus.client import parse_matrix  # noqa: E402
+from recommender.input.prometheus.prompb import RemoteRead, remote_read_messages  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import Server, cpu_seconds, running_prometheus  # noqa: E402
 from tests.integration.victoriametrics.server import flush, import_text, running_victoria_metrics  # noqa: E402

@@ -129,6 +129,7 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
         cluster=settings.cluster_name or (settings.clusters[0] if len(settings.clusters) == 1 else ""),
         resolution_s=settings.query_step,
         rate_s=settings.cpu_rate_window,
+        read=settings.prometheus_read,
         chunk_s=settings.cold_start_chunk,
         recency=recency_of(settings),
         # one cluster's API cannot speak for the others of a multi-cluster store

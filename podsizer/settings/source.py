@@ -28,6 +28,8 @@ from podsizer.settings.types import (
 )
 
 SourceName = Literal["prometheus", "demo", "file", "dcgm"]
+ReadPath = Literal["auto", "remote-read", "export", "query"]
+"""How the Prometheus source reads usage samples (recommender/input/prometheus/reads.py)."""
 
 
 def _conflict(text: str) -> PydanticCustomError:
@@ -217,7 +219,12 @@ class WindowSettings(SettingsGroup):
         default=120,
         gt=0,
         description="window of the CPU rate(), a duration (2m): at least the query step and two scrape "
-        "intervals of cAdvisor",
+        "intervals of cAdvisor; with raw reads, the longest scrape interval taken as a rate",
+    )
+    prometheus_read: Annotated[ReadPath, Lowered] = Field(
+        default="auto",
+        description="how CPU and memory samples are read: auto (the cheapest the server offers), "
+        "remote-read (Prometheus' streamed chunks), export (VictoriaMetrics), query (range queries)",
     )
     recency_half_life: Annotated[float, Unit.SECONDS, BeforeValidator(_half_life)] = Field(
         default=86400.0,

@@ -159,7 +159,6 @@ class FakeCustomObjects:
             current["status"] = copy.deepcopy(body["status"])
             return self._bump(current)
 
-
     def delete_namespaced_custom_object(
         self, group: str, version: str, namespace: str, plural: str, name: str, *, body: Any = None
     ) -> Any:

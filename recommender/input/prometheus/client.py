@@ -111,6 +111,7 @@ class Probe:
 class _Answer:
     status: int
     body: bytes | bytearray  # as read: no copy of up to max_response_bytes
+    content_type: str = ""
 
 
 def _too_large(url: str, what: str, limit: int) -> AnswerTooLarge:
@@ -171,13 +172,16 @@ class PromClient:
     def _send(self, path: str, form: list[tuple[str, str]], what: str, *, get: bool = False) -> _Answer:
         """The answer's status and body, streamed: never more than max_response_bytes of body and never
         longer than the timeout in all (a trickling answer cannot hold a run)."""
+        return self._exchange(self._request(path, form, get), path, what)
+
+    def _exchange(self, request: httpx.Request, path: str, what: str) -> _Answer:
         url = f"{self.base_url}{path}"
-        request = self._request(path, form, get)
         deadline = time.monotonic() + self.timeout
         try:
             resp = self._http.send(request, stream=True)
             try:
-                return _Answer(resp.status_code, self._body(resp, url, what, deadline))
+                body = self._body(resp, url, what, deadline)
+                return _Answer(resp.status_code, body, resp.headers.get("Content-Type", ""))
             finally:
                 resp.close()
         except httpx.TimeoutException as exc:
@@ -354,6 +358,23 @@ class PromClient:
             keep = np.isfinite(ts)
             out.append((labels, ts, vs) if keep.all() else (labels, ts[keep], vs[keep]))
         return out
+
+    def raw_read(
+        self, path: str, body: bytes, headers: Mapping[str, str], what: str
+    ) -> tuple[int, str, bytes | bytearray]:
+        """One POST of a binary body (a remote read): status, content type and body, read with the same cap
+        and timeout as every answer."""
+        request = self._http.build_request("POST", path, content=body, headers=dict(headers))
+        answer = self._exchange(request, path, what)
+        return answer.status, answer.content_type, answer.body
+
+    def raw_form(
+        self, path: str, form: list[tuple[str, str]], what: str
+    ) -> tuple[int, str, bytes | bytearray]:
+        """One form POST whose answer is not the JSON API's envelope (VictoriaMetrics' export): status,
+        content type and body, read with the same cap and timeout as every answer."""
+        answer = self._send(path, form, what)
+        return answer.status, answer.content_type, answer.body
 
     def series(self, matches: list[str], start: datetime | float, end: datetime | float) -> list[Labels]:
         """Label sets (with __name__) of the series matching any of `matches` in [start, end]; index only."""

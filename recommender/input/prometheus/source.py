@@ -13,13 +13,15 @@ import numpy as np
 
 from podsizer.owners import Skipped
 from podsizer.settings import env_name
+from podsizer.settings.source import ReadPath
 from podsizer.subject import Subject
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import AnswerTooLarge, PromClient, RangeResult, step_for
+from recommender.input.prometheus.client import AnswerTooLarge, PromClient, step_for
 from recommender.input.prometheus.kubeapi import ApiIdentity
-from recommender.input.prometheus.series import container_samples, series_key, sparse_cpu
+from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S, GridSpec, UsageReads
+from recommender.input.prometheus.series import container_samples
 from recommender.model import NO_SERIES, Autoscaler, NodeInfo, Progress, UsageSnapshot
 from recommender.model.aggregate import aggregate, snapshot
 from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLink, PodInfo, RawDataset
@@ -36,7 +38,6 @@ DEFAULT_CHUNK_S = 21600  # PODSIZER_COLD_START_CHUNK: 6 h of samples in memory a
 CHUNK_POINTS = 400_000
 """Points (one CPU and one working-set value of a series) collect() asks for in one chunk of a namespace
 batch after the first: about 100 MiB of answers in flight, whatever the cluster's size."""
-SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 
 
 @dataclass
@@ -117,6 +118,7 @@ class PrometheusSource:
         cluster: str = "",
         recency: Recency = DEFAULT_RECENCY,
         api_identity: ApiIdentity | None = None,
+        read: ReadPath = "auto",
     ) -> None:
         if min(resolution_s, rate_s, activity_step_s, namespace_batch) <= 0:
             raise ValueError("resolution_s, rate_s, activity_step_s and namespace_batch must be positive")
@@ -144,6 +146,7 @@ class PrometheusSource:
         self.recency = recency
         self.api_identity = api_identity
         self.warned_slow: set[str] = set()  # shared by copies (for_cluster, for_namespaces): warn once
+        self.reads = UsageReads(client, read)  # shared by copies: the path is found once
 
     def for_cluster(self, cluster: str) -> PrometheusSource:
         """The same source (same client) reading only `cluster`'s series."""
@@ -194,35 +197,24 @@ class PrometheusSource:
         if self.api_identity is not None:
             ident = self.api_identity.fill(ns, ident)
         # reduced right away: a namespace's answers are gone before the next namespace is read
-        cpu = c.query_range_split(q.cpu_rate(ns, w, self.scope), lo, hi, res)
-        mem = c.query_range_split(q.memory_peak(ns, w, self.scope), lo, hi, res)
-        cpu += self._slow_scrape_cpu(ns, w, cpu, mem, (lo, hi, res))
-        containers = container_samples(cpu, mem, ident.samples, lo, res, point_count(lo, hi, res))
-        del cpu, mem
+        usage = self.reads.usage(ns, self.scope, GridSpec(lo, hi, res, self.rate_s))
+        if usage.slow:
+            self._warn_slow(ns, len(usage.slow))
+        containers = container_samples(
+            usage.cpu, usage.memory, ident.samples, lo, res, point_count(lo, hi, res)
+        )
+        del usage
         return _Namespace(ident.pods, ident.owners, containers, _ooms(containers, ident.oom_killed))
 
-    def _slow_scrape_cpu(
-        self, ns: str, w: q.Window, cpu: RangeResult, mem: RangeResult, grid: tuple[float, float, float]
-    ) -> RangeResult:
-        """The CPU rate over SLOW_SCRAPE_WINDOW_S of the containers whose working set has
-        SLOW_SCRAPE_POINTS points or more but whose rate over rate_s has none (scraped less often than
-        the window holds two samples), with a warning naming the setting; nothing when there are none."""
-        missing = sparse_cpu(cpu, mem)
-        if not missing or self.rate_s >= SLOW_SCRAPE_WINDOW_S:
-            return []
-        wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
-        lo, hi, res = grid
-        found = self.client.query_range_split(q.cpu_rate(ns, wide, self.scope), lo, hi, res)
+    def _warn_slow(self, ns: str, count: int) -> None:
         level = logging.DEBUG if ns in self.warned_slow else logging.WARNING  # once per namespace
         self.warned_slow.add(ns)
         log.log(
             level,
             "namespace %s: %d containers have no CPU rate over %ss (cAdvisor scraped less often than every "
             "%ss?); their CPU is the rate over %ss: set %s to at least twice the scrape interval",
-            ns, len(missing), self.rate_s, self.rate_s // 2, SLOW_SCRAPE_WINDOW_S,
-            env_name("cpu_rate_window"),
+            ns, count, self.rate_s, self.rate_s // 2, SLOW_SCRAPE_WINDOW_S, env_name("cpu_rate_window"),
         )  # fmt: skip
-        return [s for s in found if series_key(s[0]) in missing]
 
     def _fetch_cluster(self, w: q.Window, start: datetime, end: datetime, namespaces: set[str]) -> _Cluster:
         c = self.client

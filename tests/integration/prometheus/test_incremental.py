@@ -27,9 +27,11 @@ from podsizer.sizing_policy import SizingPolicy
 from recommender.commands import add_recommend_arguments, add_run_arguments, run_loop, run_recommend
 from recommender.incremental.source import IncrementalSource
 from recommender.input.prometheus import PromClient, PrometheusSource
+from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S
 from recommender.model import ContainerUsage, UsageSnapshot
 from recommender.sizing.cost import PriceTable
 from recommender.sizing.engine import recommend
+from tests.support.remoteread import read_request
 
 from .conftest import Served
 
@@ -48,7 +50,11 @@ class Recording(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         params = parse_qs(request.url.query.decode())
-        if request.method == "POST":
+        if request.url.path == "/api/v1/read":  # a remote read: its query's metric and range (seconds)
+            matchers, start, end, _ = read_request(request.read())
+            metric = dict((n, v) for n, op, v in matchers if op == "=")["__name__"]
+            params.update({"query": [metric], "start": [str(start / 1000)], "end": [str(end / 1000)]})
+        elif request.method == "POST":
             params.update(parse_qs(request.read().decode()))
         self.requests.append((request.url.path, params))
         return self.inner.handle_request(request)
@@ -123,10 +129,12 @@ def test_the_delta_cycle_reads_only_from_the_hour_of_the_newest_sample(runs: Run
     ranges = [
         p
         for path, p in runs.delta_requests
-        if path.endswith("/query_range") and "container_" in p["query"][0]  # GPUs: the window, each cycle
+        if path.endswith(("/query_range", "/read")) and "container_" in p["query"][0]  # GPUs: the window
     ]
     assert len(ranges) >= 2 * len({u.workload.namespace for u in runs.full.containers})  # cpu, memory
-    assert all(float(p["start"][0]) >= since for p in ranges)
+    # a raw read starts a step and the widest rate interval earlier: the interval ending in the first step
+    lookback = 60 + SLOW_SCRAPE_WINDOW_S
+    assert all(float(p["start"][0]) >= since - lookback for p in ranges)
     lookups = [p for path, p in runs.delta_requests if path.endswith("/series")]
     assert lookups and all(float(p["start"][0]) >= since for p in lookups)  # pods: the interval's only
     window = re.compile(

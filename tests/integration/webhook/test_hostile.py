@@ -387,6 +387,7 @@ def test_a_300kb_review_is_decided_before_the_5mb_ones_queued_ahead_of_it(tmp_pa
         heavy = [threading.Thread(target=send, args=(f"heavy-{i}", _heavy_review(f"h{i}"))) for i in range(8)]
         for t in heavy:
             t.start()
+
         # wait until every heavy body is in (waiting, or already answered) rather than for a fixed time: on a
         # loaded 2-core machine some were still arriving after 0.5 s and took the slot before the 300 kB one
         def queued() -> float:

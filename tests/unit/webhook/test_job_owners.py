@@ -63,9 +63,7 @@ def test_a_cronjob_run_pod_resolves_to_the_cronjob_from_the_watched_jobs() -> No
 
 def test_a_job_without_a_cronjob_is_its_own_workload() -> None:
     cache = _cache(_job("train-llama", None))
-    assert resolve_pod(job_pod("train-llama"), "shop", cache) == WorkloadRef(
-        "shop", "Job", "train-llama"
-    )
+    assert resolve_pod(job_pod("train-llama"), "shop", cache) == WorkloadRef("shop", "Job", "train-llama")
 
 
 def test_a_job_added_by_a_watch_event_resolves_and_a_deleted_one_falls_back_to_the_store() -> None:

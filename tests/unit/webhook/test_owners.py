@@ -98,9 +98,7 @@ def test_cache_wins_over_labels() -> None:
     cache.handler("ReplicaSet").replace(
         [_rs_event("web-7d4b9c8f5", "argoproj.io/v1alpha1", "Rollout", "web")]
     )
-    assert resolve_pod(replicaset_pod("web"), "shop", cache) == WorkloadRef(
-        "shop", "Rollout", "web"
-    )
+    assert resolve_pod(replicaset_pod("web"), "shop", cache) == WorkloadRef("shop", "Rollout", "web")
 
 
 def test_experiment_replicasets_are_not_workloads() -> None:
@@ -116,9 +114,7 @@ def test_rc_owned_by_dc_in_cache_and_plain_rc_is_not_a_workload() -> None:
     cache.handler("ReplicationController").replace(
         [_rs_event("cart-3", "apps.openshift.io/v1", "DeploymentConfig", "cart-dc")]
     )
-    assert resolve_pod(dc_pod("cart", 3), "shop", cache) == WorkloadRef(
-        "shop", "DeploymentConfig", "cart-dc"
-    )
+    assert resolve_pod(dc_pod("cart", 3), "shop", cache) == WorkloadRef("shop", "DeploymentConfig", "cart-dc")
     plain = dc_pod("legacy", 1)
     plain["metadata"]["labels"] = {}
     plain["metadata"]["annotations"] = {}
@@ -131,9 +127,7 @@ def test_deleted_cache_entry_falls_back_to_derivation() -> None:
     event = _rs_event("web-7d4b9c8f5", "argoproj.io/v1alpha1", "Rollout", "web")
     handler.event("ADDED", event)
     handler.event("DELETED", event)
-    assert resolve_pod(replicaset_pod("web"), "shop", cache) == WorkloadRef(
-        "shop", "Deployment", "web"
-    )
+    assert resolve_pod(replicaset_pod("web"), "shop", cache) == WorkloadRef("shop", "Deployment", "web")
 
 
 @pytest.mark.parametrize("kind", ["Deployment", "Rollout"])

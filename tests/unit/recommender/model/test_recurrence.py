@@ -205,7 +205,6 @@ def _exact(raw: RawDataset, recency: Recency) -> Recurrence:
     return recurring(q, _exact_days(raw), recency)
 
 
-
 def test_day_usage_summarises_each_day_and_counts_its_hours() -> None:
     raw = _raw([0.5, 1.0], noise=0.0)
     (state,) = build_states(raw, recency=DEFAULT).values()
@@ -249,7 +248,6 @@ def test_the_reading_and_the_exact_figures_agree_on_the_rule(levels: list[float]
     for name in QS_NAMES:
         want = getattr(exact.cpu, name)
         assert abs(getattr(got.cpu_cores, name) - want) <= CPU_BUCKETS.resolution(want) * 1.5
-
 
 
 def test_the_reading_agrees_with_the_exact_figures_with_the_decay_off() -> None:

@@ -15,6 +15,7 @@ from podsizer.api import WorkloadRef
 from recommender.input.dcgm import gpu_samples, normalize_labels
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus import queries as q
+from tests.support.remoteread import read_request, selector
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)
@@ -61,8 +62,14 @@ class Recorder:
 
     def __call__(self, req: httpx.Request) -> httpx.Response:
         path = req.url.path
+        if path == "/api/v1/read":  # the raw reads' selectors are recorded too, then not offered (as Thanos)
+            self.texts.append((path, selector(read_request(req.content)[0])))
+            return httpx.Response(404, text="404 page not found")
         form = parse_qs(req.content.decode()) if req.method == "POST" else parse_qs(req.url.query.decode())
         data: object
+        if path == "/api/v1/export":
+            self.texts += [(path, m) for m in form["match[]"]]
+            return httpx.Response(404, text="404 page not found")
         if path.endswith("/values"):
             self.texts += [(path, m) for m in form["match[]"]]
             data = ["east", "west"] if "/label/cluster/" in path else ["ns"]
@@ -93,7 +100,7 @@ def test_every_text_a_scoped_run_sends_carries_the_cluster_matcher() -> None:
     recorder = Recorder()
     _source(recorder).dataset(START, END)
     endpoints = {path.rsplit("/", 1)[-1] for path, _ in recorder.texts}
-    assert {"values", "series", "query", "query_range"} <= endpoints  # every kind of request was made
+    assert {"values", "series", "query", "query_range", "read", "export"} <= endpoints  # every kind asked
     for _, text in recorder.texts:
         selectors = BRACES.findall(text)
         assert selectors, text

@@ -15,7 +15,7 @@ from recommender.input.demo_cluster import build_demo_dataset
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus.queries import MARK
 from recommender.model import NodeInfo
-from tests.unit.recommender.input.prometheus.test_prom_source import END, START, fake_prometheus
+from tests.unit.recommender.input.prometheus.test_prom_source import END, RAW_READS, START, fake_prometheus
 from tests.unit.recommender.sizing.test_plausibility import _only, _run, _usage
 
 GIB = 2.0**30
@@ -39,6 +39,8 @@ NODE_ANSWER = [
 
 def _with_nodes(queries: list[str]) -> httpx.MockTransport:
     def handle(req: httpx.Request) -> httpx.Response:
+        if req.url.path in RAW_READS:
+            return fake_prometheus(req)
         form = parse_qs(req.content.decode())
         query = form.get("query", [""])[0]
         queries.append(query)

@@ -50,7 +50,14 @@ OWNERS = [
 ]  # fmt: skip
 
 
+RAW_READS = ("/api/v1/read", "/api/v1/export")
+
+
 def fake_prometheus(req: httpx.Request) -> httpx.Response:
+    """A server with the query API only (as Thanos): remote read and the export API are not found, so auto
+    reads by range queries."""
+    if req.url.path in RAW_READS:
+        return httpx.Response(404, text="404 page not found")
     if req.url.path.endswith("/values"):
         return httpx.Response(200, content=orjson.dumps({"status": "success", "data": ["ns"]}))
     form = parse_qs(req.content.decode())
@@ -96,6 +103,8 @@ def test_chunks_after_the_first_hold_about_the_points_asked_for() -> None:
     spans: list[tuple[float, float]] = []
 
     def recording(req: httpx.Request) -> httpx.Response:
+        if req.url.path in RAW_READS:
+            return fake_prometheus(req)
         form = parse_qs(req.content.decode())
         if req.url.path.endswith("query_range") and form["query"][0].startswith("max_over_time("):
             spans.append((float(form["start"][0]), float(form["end"][0])))
@@ -130,6 +139,8 @@ def test_nan_samples_and_unknown_owner_kinds_become_skipped_entries() -> None:
 
 def test_empty_answers_give_an_empty_snapshot_with_a_reason() -> None:
     def empty(req: httpx.Request) -> httpx.Response:
+        if req.url.path in RAW_READS:
+            return fake_prometheus(req)
         data: object = {"resultType": "vector", "result": []}
         if req.url.path.endswith(("/values", "/series")):
             data = []
@@ -155,6 +166,8 @@ def test_range_queries_step_at_the_query_step_and_rate_over_the_window() -> None
     seen: list[tuple[str, str]] = []
 
     def recording(req: httpx.Request) -> httpx.Response:
+        if req.url.path in RAW_READS:
+            return fake_prometheus(req)
         if req.url.path.endswith("query_range"):
             form = parse_qs(req.content.decode())
             seen.append((form["query"][0], form["step"][0]))
@@ -177,6 +190,8 @@ def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
     windows: list[str] = []
 
     def slow(req: httpx.Request) -> httpx.Response:
+        if req.url.path in RAW_READS:
+            return fake_prometheus(req)
         if req.url.path.endswith("query_range"):
             query = parse_qs(req.content.decode())["query"][0]
             if query.startswith("rate("):

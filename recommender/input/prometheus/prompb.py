@@ -1,7 +1,8 @@
 """Prometheus remote-read messages (prompb remote.proto and types.proto, the fields a read uses), built here.
 
-No generated code and no protoc: the file descriptor below restates the upstream field numbers, so the bench
-can ask /api/v1/read for samples or streamed XOR chunks with the `protobuf` package alone.
+No generated code and no protoc: the file descriptor below restates the upstream field numbers, so the
+recommender (and bench/bench_read_paths.py) can ask /api/v1/read for streamed XOR chunks (or samples) with
+the `protobuf` package alone.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class RemoteRead:
 
 def remote_read_messages() -> RemoteRead:
     """Builds the prompb messages in a pool of their own (the default pool is left alone)."""
-    proto = descriptor_pb2.FileDescriptorProto(name="podsizer_bench_prompb.proto", package="prompb")
+    proto = descriptor_pb2.FileDescriptorProto(name="podsizer_prompb.proto", package="prompb")
     proto.syntax = "proto3"
     for name, fields in _FIELDS.items():
         msg = proto.message_type.add(name=name)

@@ -1,0 +1,183 @@
+"""Raw samples (remote read's chunks, VictoriaMetrics' export) reduced to the query grid: the same series a
+range query answers (one per raw series, a point per step), so the raw model reads them alike.
+
+Step k of the grid lo + k * res covers (lo + (k - 1) * res, lo + k * res]:
+- a gauge's point is the highest sample in the step (max_over_time over one step);
+- a counter's point is its rate over the scrape intervals that end in the step: their increases (a
+  decrease is a reset: the new value is the increase) over their summed length; an interval longer than
+  `max_interval` is a gap, not a rate (as a rate window that holds fewer than two samples).
+Staleness markers (Prometheus' NaN that ends a series) are gaps; any other non-finite value is left out and
+counted. Every series is walked at once in numpy, whatever the number of series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recommender.input.prometheus.client import Labels, RangeResult
+from recommender.model import FloatArray
+
+IntArray = npt.NDArray[np.int64]
+STALE_NAN = 0x7FF0000000000002
+"""The bits of Prometheus' staleness marker (value.StaleNaN)."""
+
+
+@dataclass(frozen=True)
+class RawSeries:
+    """Raw samples of many series: series i's are [offsets[i], offsets[i + 1]) of the arrays, in time
+    order."""
+
+    labels: list[Labels]
+    offsets: IntArray
+    timestamps_ms: IntArray
+    values: FloatArray
+
+    @property
+    def samples(self) -> int:
+        return int(self.timestamps_ms.size)
+
+    def series_of(self) -> IntArray:
+        """Each sample's series index."""
+        return np.repeat(np.arange(len(self.labels), dtype=np.int64), np.diff(self.offsets))
+
+    def only(self, keep: npt.NDArray[np.bool_]) -> RawSeries:
+        """The samples where `keep` is True (each series keeps its place, possibly empty)."""
+        sid = self.series_of()[keep]
+        offsets = np.searchsorted(sid, np.arange(len(self.labels) + 1)).astype(np.int64)
+        return RawSeries(self.labels, offsets, self.timestamps_ms[keep], self.values[keep])
+
+    def series(self, chosen: npt.NDArray[np.bool_]) -> RawSeries:
+        """The series where `chosen` (one flag per series) is True."""
+        keep = np.repeat(chosen, np.diff(self.offsets))
+        sid = self.series_of()[keep]
+        labels = [lab for lab, c in zip(self.labels, chosen.tolist(), strict=True) if c]
+        renumber = np.cumsum(chosen) - 1
+        offsets = np.searchsorted(renumber[sid], np.arange(len(labels) + 1)).astype(np.int64)
+        return RawSeries(labels, offsets, self.timestamps_ms[keep], self.values[keep])
+
+
+def joined(parts: list[RawSeries]) -> RawSeries:
+    """Raw reads of consecutive time ranges as one: each series' samples concatenated in time order."""
+    if len(parts) == 1:
+        return parts[0]
+    by_key: dict[tuple[tuple[str, str], ...], int] = {}
+    labels: list[Labels] = []
+    for part in parts:
+        for lab in part.labels:
+            key = tuple(sorted(lab.items()))
+            if key not in by_key:
+                by_key[key] = len(labels)
+                labels.append(lab)
+    sids, ts, vs, order = [], [], [], []
+    for k, part in enumerate(parts):
+        index = np.array([by_key[tuple(sorted(lab.items()))] for lab in part.labels], dtype=np.int64)
+        sid = index[part.series_of()] if part.labels else np.empty(0, np.int64)
+        sids.append(sid)
+        ts.append(part.timestamps_ms)
+        vs.append(part.values)
+        order.append(np.full(sid.size, k))
+    sid, t, v, piece = (np.concatenate(a) for a in (sids, ts, vs, order))
+    by = np.lexsort((t, piece, sid))
+    offsets = np.searchsorted(sid[by], np.arange(len(labels) + 1)).astype(np.int64)
+    return RawSeries(labels, offsets, t[by], v[by])
+
+
+def cleaned(raw: RawSeries) -> tuple[RawSeries, int]:
+    """The samples that are values: staleness markers dropped, other non-finite values dropped and counted,
+    and a timestamp not after its series' previous one dropped (pieces that share an edge)."""
+    finite = np.isfinite(raw.values)
+    stale = raw.values.view(np.uint64) == np.uint64(STALE_NAN)
+    later = np.ones(raw.samples, dtype=bool)
+    later[1:] = raw.timestamps_ms[1:] > raw.timestamps_ms[:-1]
+    later[raw.offsets[:-1][np.diff(raw.offsets) > 0]] = True  # each series' first sample
+    bad = int(np.count_nonzero(~finite & ~stale))
+    keep = finite & later
+    return (raw if keep.all() else raw.only(keep)), bad
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The query grid: n steps lo, lo + res, ... (seconds)."""
+
+    lo: float
+    res: float
+    n: int
+
+    def step_of(self, timestamps_ms: IntArray) -> IntArray:
+        """The step whose (t - res, t] holds each timestamp (outside 0..n-1: not on the grid)."""
+        lo_ms, res_ms = round(self.lo * 1000), round(self.res * 1000)
+        return -((lo_ms - timestamps_ms) // res_ms)
+
+
+BLOCK = 64
+"""Series reduced at once: the per-sample temporaries stay a few MiB whatever the answer's size."""
+
+
+def _blocks(raw: RawSeries) -> list[RawSeries]:
+    """The series in consecutive blocks of BLOCK (views, no copy)."""
+    out = []
+    for lo in range(0, len(raw.labels), BLOCK):
+        hi = min(lo + BLOCK, len(raw.labels))
+        a, b = int(raw.offsets[lo]), int(raw.offsets[hi])
+        out.append(
+            RawSeries(
+                raw.labels[lo:hi], raw.offsets[lo : hi + 1] - a, raw.timestamps_ms[a:b], raw.values[a:b]
+            )
+        )
+    return out
+
+
+def peaks(raw: RawSeries, grid: Grid) -> RangeResult:
+    """Each series' highest sample per step (a gauge: the working set)."""
+    out: RangeResult = []
+    for part in _blocks(raw):
+        step = grid.step_of(part.timestamps_ms)
+        on = (step >= 0) & (step < grid.n)
+        key = part.series_of()[on] * grid.n + step[on]
+        out += _points(part.labels, key, part.values[on], np.maximum, grid)
+    return out
+
+
+def rates(raw: RawSeries, grid: Grid, max_interval_s: float) -> RangeResult:
+    """Each series' rate per step over the scrape intervals ending in it (a counter: CPU seconds)."""
+    out: RangeResult = []
+    for part in _blocks(raw):
+        if part.samples < 2:
+            continue
+        t, v = part.timestamps_ms, part.values
+        sid = part.series_of()
+        dt = np.diff(t)
+        rise = np.diff(v)
+        increase = np.where(rise >= 0, rise, v[1:])
+        step = grid.step_of(t[1:])
+        ok = (sid[1:] == sid[:-1]) & (dt > 0) & (dt <= max_interval_s * 1000) & (step >= 0) & (step < grid.n)
+        key = sid[1:][ok] * grid.n + step[ok]
+        increases = _points(part.labels, key, increase[ok], np.add, grid)
+        spans = _points(part.labels, key, dt[ok].astype(np.float64) / 1000.0, np.add, grid)
+        out += [(lab, ts, inc / span) for (lab, ts, inc), (_, _, span) in zip(increases, spans, strict=True)]
+    return out
+
+
+def _points(
+    labels: list[Labels], key: IntArray, values: FloatArray, fold: np.ufunc, grid: Grid
+) -> RangeResult:
+    """Per series (key // n) its steps (key % n) with `fold` of the values that share a key; keys come in
+    series order (samples in time order), so equal keys are neighbours."""
+    if key.size == 0:
+        return []
+    if (np.diff(key) < 0).any():
+        order = np.argsort(key, kind="stable")
+        key, values = key[order], values[order]
+    starts = np.flatnonzero(np.diff(key, prepend=key[0] - 1))
+    folded, keys = fold.reduceat(values, starts), key[starts]
+    sid = keys // grid.n
+    times = grid.lo + grid.res * (keys % grid.n).astype(np.float64)
+    bounds = np.searchsorted(sid, np.arange(len(labels) + 1))
+    out: RangeResult = []
+    for i in np.flatnonzero(np.diff(bounds)).tolist():
+        a, b = int(bounds[i]), int(bounds[i + 1])
+        out.append(({k: v for k, v in labels[i].items() if k != "__name__"}, times[a:b], folded[a:b]))
+    return out

@@ -1,0 +1,237 @@
+"""How a namespace's CPU and working-set series are read onto the query grid: the cheapest way the server
+offers, chosen once per source (PODSIZER_PROMETHEUS_READ, default auto).
+
+- remote-read: Prometheus' /api/v1/read with streamed XOR chunks: the stored bytes, about a quarter of the
+  CPU a range query costs the server and a fifth of its bytes on the wire (bench/bench_read_paths.py),
+  decoded in numpy (xorchunks.py) and reduced to the grid here (rawgrid.py);
+- export: VictoriaMetrics' /api/v1/export (JSON lines of raw samples), about half the server's CPU of a
+  range query;
+- query: range queries (rate over PODSIZER_CPU_RATE_WINDOW, max_over_time over a step): every server with
+  the Prometheus query API (Thanos, Mimir's query frontend, ...).
+auto asks for remote read first, then the export API, then queries, and keeps the first the server
+answers: a 4xx, a 501 or an answer of another type means "not here" (logged once), not a failure.
+
+Every path gives the same series: per raw series one point per grid step, CPU the rate over the scrape
+intervals ending in the step, memory the step's highest sample (rawgrid's docstring); a range query's
+2.x closed windows hold one sample more at each end, a difference within a histogram bucket.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import orjson
+
+from podsizer.settings.names import where
+from podsizer.settings.source import ReadPath
+from recommender.input.prometheus import queries as q
+from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient, RangeResult
+from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, joined, peaks, rates
+from recommender.input.prometheus.remoteread import CONTENT_TYPE, REQUEST_HEADERS, Matcher, RemoteReadCodec
+from recommender.input.prometheus.series import ContainerKey, series_key, sparse_cpu
+from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
+from recommender.model import SourceError
+
+log = logging.getLogger("podsizer")
+
+SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
+MAX_RAW_PARTS = 16  # a raw answer over the byte cap is asked again over halves of its range, this far
+
+
+class NotOffered(Exception):
+    """The server does not offer this read (a 4xx, a 501, or an answer of another type)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A namespace's CPU and working-set series on the grid; `slow`: containers whose CPU is the rate
+    over SLOW_SCRAPE_WINDOW_S (scraped less often than the rate window holds two samples)."""
+
+    cpu: RangeResult
+    memory: RangeResult
+    slow: set[ContainerKey] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """Where the points go: lo, lo + res, ... hi (seconds), and the CPU rate window."""
+
+    lo: float
+    hi: float
+    res: float
+    rate_s: int
+
+    @property
+    def grid(self) -> Grid:
+        return Grid(self.lo, self.res, round((self.hi - self.lo) / self.res) + 1)
+
+
+def _offered(status: int, content_type: str, expected: str, what: str) -> None:
+    if status == 501 or 400 <= status < 500:
+        raise NotOffered(f"{what}: HTTP {status}")
+    if status != 200:
+        raise SourceError(f"{what} failed with HTTP {status}")
+    if not content_type.startswith(expected):
+        raise NotOffered(f"{what}: answered {content_type or 'no content type'}, not {expected}")
+
+
+class UsageReads:
+    """Reads usage series by the path set (or found, for auto), the same for every namespace and thread."""
+
+    def __init__(self, client: PromClient, path: ReadPath = "auto") -> None:
+        self.client = client
+        self.wanted: ReadPath = path
+        self._chosen: ReadPath | None = None if path == "auto" else path
+        self._lock = threading.Lock()
+        self._codec: RemoteReadCodec | None = None
+
+    @property
+    def chosen(self) -> ReadPath | None:
+        """The path in use (None until auto has found one)."""
+        return self._chosen
+
+    def usage(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+        path = self._chosen
+        if path is None:
+            with self._lock:  # the first namespace finds the path; the others wait for it
+                if self._chosen is None:
+                    return self._find(ns, scope, spec)
+                path = self._chosen
+        return self._read(path, ns, scope, spec)
+
+    def _find(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+        for path in ("remote-read", "export"):
+            try:
+                found = self._read(path, ns, scope, spec)
+            except NotOffered as exc:
+                log.info("usage samples: %s is not offered by %s (%s)", path, self.client.base_url, exc)
+                continue
+            self._chosen = path
+            log.info("usage samples: read by %s from %s", path, self.client.base_url)
+            return found
+        self._chosen = "query"
+        log.info("usage samples: read by range queries from %s", self.client.base_url)
+        return self._read("query", ns, scope, spec)
+
+    def _read(self, path: ReadPath, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+        if path == "query":
+            return self._query(ns, scope, spec)
+        fetch = self._remote_read if path == "remote-read" else self._export
+        try:
+            lo = spec.lo - spec.res - max(spec.rate_s, SLOW_SCRAPE_WINDOW_S)  # the intervals ending at lo
+            cpu = self._split(lambda a, b: fetch(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi)
+            mem = self._split(lambda a, b: fetch(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi)
+        except NotOffered as exc:
+            if self.wanted == "auto":
+                raise
+            raise SourceError(
+                f"{where('prometheus_read')} is {path}, but {self.client.base_url} does not offer it "
+                f"({exc}); set it to auto or query"
+            ) from exc
+        return self._on_grid(cpu, mem, spec)
+
+    def _on_grid(self, cpu_raw: RawSeries, mem_raw: RawSeries, spec: GridSpec) -> Usage:
+        grid = spec.grid
+        cpu_raw, bad_cpu = cleaned(cpu_raw)
+        mem_raw, bad_mem = cleaned(mem_raw)
+        self.client.rejections.add(NON_FINITE, bad_cpu + bad_mem)
+        cpu = rates(cpu_raw, grid, spec.rate_s)
+        memory = peaks(mem_raw, grid)
+        missing = sparse_cpu(cpu, memory)
+        if not missing or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
+            return Usage(cpu, memory)
+        chosen = np.array([series_key(lab) in missing for lab in cpu_raw.labels], dtype=bool)
+        wide = rates(cpu_raw.series(chosen), grid, SLOW_SCRAPE_WINDOW_S)
+        return Usage(cpu + wide, memory, missing)
+
+    def _query(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+        c, grid = self.client, (spec.lo, spec.hi, spec.res)
+        w = q.Window(round(spec.hi - spec.lo), round(spec.res), spec.rate_s)
+        cpu = c.query_range_split(q.cpu_rate(ns, w, scope), *grid)
+        mem = c.query_range_split(q.memory_peak(ns, w, scope), *grid)
+        missing = sparse_cpu(cpu, mem)
+        if not missing or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
+            return Usage(cpu, mem)
+        wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
+        found = c.query_range_split(q.cpu_rate(ns, wide, scope), *grid)
+        return Usage(cpu + [s for s in found if series_key(s[0]) in missing], mem, missing)
+
+    def _split(self, fetch: Callable[[int, int], RawSeries], lo: float, hi: float) -> RawSeries:
+        """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap."""
+        todo, parts, done = [(round(lo * 1000), round(hi * 1000), 1)], 1, []
+        while todo:
+            a, b, share = todo.pop()
+            try:
+                done.append(fetch(a, b))
+                continue
+            except AnswerTooLarge as exc:
+                if b - a < 2000 or parts >= MAX_RAW_PARTS:
+                    raise AnswerTooLarge(f"{exc} (even over 1/{share} of the time range)") from exc
+            mid = (a + b) // 2
+            todo += [(mid + 1, b, share * 2), (a, mid, share * 2)]  # the earlier half popped first
+            parts += 1
+        return joined(done)
+
+    def _remote_read(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> RawSeries:
+        if self._codec is None:
+            self._codec = RemoteReadCodec()
+        matchers = [Matcher("__name__", metric), Matcher("namespace", ns)]
+        matchers += [Matcher("container", "", "!="), Matcher("container", "POD", "!=")]  # CONTAINER_MATCHERS
+        if scope.label:
+            matchers.append(Matcher(scope.label, scope.cluster))
+        what = f"remote read of {metric} in namespace {ns}"
+        status, ctype, body = self.client.raw_read(
+            "/api/v1/read", self._codec.request(matchers, a, b), REQUEST_HEADERS, what
+        )
+        _offered(status, ctype, CONTENT_TYPE, what)
+        try:
+            found = list(self._codec.series(body))
+            decoded = decode_chunks([c for s in found for c in s.chunks])
+        except (ValueError, ChunkError) as exc:
+            raise SourceError(f"Prometheus at {self.client.base_url} sent a malformed {what}: {exc}") from exc
+        per_series = np.array([len(s.chunks) for s in found], dtype=np.int64)
+        chunk_bounds = np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
+        offsets = decoded.offsets[chunk_bounds]
+        # whole chunks come back: the samples outside [a, b] fall off the grid (rawgrid) or stay unused
+        return RawSeries([s.labels for s in found], offsets, decoded.timestamps_ms, decoded.values)
+
+    def _export(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> RawSeries:
+        match = q.container_selector(metric, ns, scope)
+        what = f"export of {match}"
+        form = [("match[]", match), ("start", f"{a / 1000:.3f}"), ("end", f"{b / 1000:.3f}")]
+        status, ctype, body = self.client.raw_form("/api/v1/export", form, what)
+        _offered(status, ctype, "application/stream+json", what)
+        try:
+            return _export_lines(bytes(body))
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+            raise SourceError(f"{self.client.base_url} sent a malformed {what}: {exc}") from exc
+
+
+def _export_lines(body: bytes) -> RawSeries:
+    """VictoriaMetrics' export: one JSON object a line with the series' labels, values and timestamps."""
+    labels, ts, vs = [], [], []
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        row = orjson.loads(line)
+        t = np.array(row["timestamps"], dtype=np.int64)
+        v = np.array(row["values"], dtype=np.float64)
+        if t.size != v.size:
+            raise ValueError(f"a series with {t.size} timestamps and {v.size} values")
+        labels.append({str(k): str(x) for k, x in row["metric"].items()})
+        order = np.argsort(t, kind="stable")
+        ts.append(t[order])
+        vs.append(v[order])
+    sizes = np.array([t.size for t in ts], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    empty = np.empty(0)
+    return RawSeries(
+        labels,
+        offsets,
+        np.concatenate(ts) if ts else empty.astype(np.int64),
+        np.concatenate(vs) if vs else empty,
+    )

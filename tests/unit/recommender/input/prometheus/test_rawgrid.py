@@ -1,0 +1,111 @@
+"""Raw samples onto the query grid: counters as rates over the scrape intervals ending in each step, gauges
+as each step's peak, staleness markers as gaps, other non-finite values counted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, RawSeries, cleaned, joined, peaks, rates
+
+LO = 1_764_547_200.0  # a grid point (s)
+GRID = Grid(LO, 60.0, 60)  # an hour at 1 minute
+POD = {"__name__": "x", "namespace": "ns", "pod": "p", "container": "c"}
+
+
+def raw(*series: tuple[dict[str, str], list[float], list[float]]) -> RawSeries:
+    sizes = [len(ts) for _, ts, _ in series]
+    return RawSeries(
+        [labels for labels, _, _ in series],
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        np.array([round(t * 1000) for _, ts, _ in series for t in ts], dtype=np.int64),
+        np.array([v for _, _, vs in series for v in vs], dtype=np.float64),
+    )
+
+
+def test_a_counter_scraped_every_minute_gives_each_intervals_rate_at_its_end() -> None:
+    ts = [LO + 60 * i for i in range(-1, 60)]
+    counter = np.cumsum([0.5 * 60 * (1 + (i % 3)) for i in range(61)]).tolist()
+    ((labels, at, rate),) = rates(raw((POD, ts, counter)), GRID, 120)
+    assert "__name__" not in labels and labels["pod"] == "p"
+    assert at.tolist() == [LO + 60 * i for i in range(60)]
+    assert rate.tolist() == pytest.approx([0.5 * (1 + ((i + 1) % 3)) for i in range(60)])
+
+
+def test_several_scrapes_in_a_step_give_their_mean_rate_and_a_reset_counts_the_new_value() -> None:
+    ts = [LO + 15 * i for i in range(9)]  # 15 s scrapes: steps 0 (t=LO), 1 and 2
+    counter = [100.0, 101.0, 103.0, 106.0, 110.0, 1.0, 3.0, 5.0, 7.0]  # a reset after 110
+    (_, at, rate) = rates(raw((POD, ts, counter)), GRID, 120)[0]
+    assert at.tolist() == [LO + 60, LO + 120]
+    assert rate.tolist() == pytest.approx([10 / 60, (1 + 2 + 2 + 2) / 60])
+
+
+def test_an_interval_longer_than_the_rate_window_is_a_gap() -> None:
+    ts = [LO, LO + 60, LO + 600, LO + 660]
+    (_, at, rate) = rates(raw((POD, ts, [0.0, 6.0, 12.0, 18.0])), GRID, 120)[0]
+    assert at.tolist() == [LO + 60, LO + 660] and rate.tolist() == pytest.approx([0.1, 0.1])
+    (_, wide_at, _) = rates(raw((POD, ts, [0.0, 6.0, 12.0, 18.0])), GRID, 600)[0]
+    assert wide_at.tolist() == [LO + 60, LO + 600, LO + 660]
+
+
+def test_a_gauge_gives_each_steps_highest_sample_and_nothing_off_the_grid() -> None:
+    ts = [LO - 90, LO - 30, LO, LO + 10, LO + 50, LO + 3600, LO + 3700]
+    (_, at, peak) = peaks(raw((POD, ts, [9.0, 1.0, 2.0, 5.0, 4.0, 7.0, 8.0])), GRID)[0]
+    # (LO - 60, LO] holds -30 and 0; (LO, LO + 60] holds 10 and 50; LO + 3600 is past the last step
+    assert at.tolist() == [LO, LO + 60] and peak.tolist() == [2.0, 5.0]
+
+
+def test_series_stay_apart_and_empty_ones_are_left_out() -> None:
+    other = {**POD, "pod": "q"}
+    both = raw((POD, [LO, LO + 60], [1.0, 2.0]), ({**POD, "pod": "gone"}, [], []), (other, [LO], [3.0]))
+    assert [(lab["pod"], p.tolist()) for lab, _, p in peaks(both, GRID)] == [("p", [1.0, 2.0]), ("q", [3.0])]
+    assert [lab["pod"] for lab, _, _ in rates(both, GRID, 120)] == ["p"]  # q has no interval
+
+
+def test_staleness_markers_are_gaps_and_other_non_finite_values_are_counted() -> None:
+    stale = np.array([STALE_NAN], dtype=np.uint64).view(np.float64)[0]
+    series = raw((POD, [LO, LO + 60, LO + 120, LO + 180], [1.0, stale, np.inf, 4.0]))
+    kept, bad = cleaned(series)
+    assert bad == 1 and kept.values.tolist() == [1.0, 4.0] and kept.offsets.tolist() == [0, 2]
+
+
+def test_a_repeated_timestamp_where_pieces_meet_is_read_once() -> None:
+    kept, bad = cleaned(raw((POD, [LO, LO + 60, LO + 60, LO + 120], [1.0, 2.0, 2.0, 3.0])))
+    assert bad == 0 and kept.timestamps_ms.tolist() == [round(1000 * (LO + 60 * i)) for i in range(3)]
+
+
+def test_pieces_of_a_range_join_per_series_in_time_order() -> None:
+    first = raw((POD, [LO, LO + 60], [1.0, 2.0]), ({**POD, "pod": "q"}, [LO], [5.0]))
+    second = raw(({**POD, "pod": "r"}, [LO + 120], [7.0]), (POD, [LO + 120], [3.0]))
+    out = joined([first, second])
+    rows = [
+        (lab["pod"], out.values[a:b].tolist())
+        for lab, a, b in zip(out.labels, out.offsets, out.offsets[1:], strict=False)
+    ]
+    assert rows == [("p", [1.0, 2.0, 3.0]), ("q", [5.0]), ("r", [7.0])]
+
+
+@given(
+    st.lists(st.floats(0.0, 4.0), min_size=3, max_size=80),
+    st.sampled_from([10, 15, 30, 60]),
+    st.integers(0, 59),
+)
+def test_rates_over_any_regular_scrape_add_up_to_the_counters_increase(
+    usage: list[float], scrape: int, offset: int
+) -> None:
+    """Whatever the scrape interval and phase, each step's rate times the time it covers sums to the whole
+    increase the grid sees: no interval is lost or counted twice."""
+    ts = [LO + offset + scrape * i for i in range(len(usage))]
+    counter = np.cumsum([0.0, *(u * scrape for u in usage[1:])]).tolist()
+    grid = Grid(LO, 60.0, 200)
+    (_, at, rate) = rates(raw((POD, ts, counter)), grid, 120)[0]
+    steps = (np.array(ts[1:]) - LO) / 60
+    covered = np.ceil(steps - 1e-9)
+    per_step = {k: 0.0 for k in at.tolist()}
+    for k in covered.tolist():
+        per_step[LO + 60 * k] += scrape
+    assert sum(r * per_step[t] for t, r in zip(at.tolist(), rate.tolist(), strict=True)) == pytest.approx(
+        counter[-1] - counter[0]
+    )

@@ -1,0 +1,161 @@
+"""The usage read path: auto takes remote read where it is answered, else the export API, else range
+queries, once per source; a forced path the server does not offer is an error naming the setting."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import parse_qs
+
+import httpx
+import numpy as np
+import orjson
+import pytest
+
+from recommender.input.prometheus import PromClient
+from recommender.input.prometheus import queries as q
+from recommender.input.prometheus.client import NON_FINITE
+from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S, GridSpec, UsageReads
+from recommender.input.prometheus.remoteread import CONTENT_TYPE
+from recommender.model import SourceError
+from tests.support.remoteread import chunked_answer, grid_ms, read_request
+
+LO = 1_764_547_200.0
+SPEC = GridSpec(LO, LO + 3600, 60.0, 120)
+POD = {"namespace": "ns", "pod": "web-1", "container": "app"}
+
+
+def _series(metric: str) -> list[tuple[dict[str, str], list[int], list[float]]]:
+    ts = grid_ms(LO - 900, LO + 3600, 60).tolist()
+    if metric == q.CPU_METRIC:
+        return [({"__name__": metric, **POD}, ts, [0.25 * 60 * i for i in range(len(ts))])]
+    return [({"__name__": metric, **POD}, ts, [1e8 + i for i in range(len(ts))])]
+
+
+class Peer:
+    """A fake server that offers the paths named, recording what it is asked."""
+
+    def __init__(self, *offers: str) -> None:
+        self.offers, self.asked = offers, []  # type: tuple[str, ...], list[str]
+
+    def __call__(self, req: httpx.Request) -> httpx.Response:
+        path = req.url.path
+        self.asked.append(path)
+        if path == "/api/v1/read" and "remote-read" in self.offers:
+            matchers, _, _, types = read_request(req.content)
+            assert types == [1]  # streamed XOR chunks only
+            metric = dict((n, v) for n, op, v in matchers if op == "=")["__name__"]
+            return httpx.Response(
+                200, content=chunked_answer(_series(metric)), headers={"Content-Type": CONTENT_TYPE}
+            )
+        if path == "/api/v1/export" and "export" in self.offers:
+            metric = q.CPU_METRIC if q.CPU_METRIC in req.content.decode() else q.MEM_METRIC
+            lines = [
+                orjson.dumps({"metric": labels, "values": vs, "timestamps": ts})
+                for labels, ts, vs in _series(metric)
+            ]
+            return httpx.Response(
+                200, content=b"\n".join(lines), headers={"Content-Type": "application/stream+json"}
+            )
+        if path == "/api/v1/query_range" and "query" in self.offers:
+            ts = np.arange(LO, LO + 3601, 60)
+            value = "0.25" if parse_qs(req.content.decode())["query"][0].startswith("rate(") else "1e8"
+            result = [{"metric": POD, "values": [[t, value] for t in ts.tolist()]}]
+            data = {"resultType": "matrix", "result": result}
+            return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+        return httpx.Response(404, text="404 page not found")
+
+
+def _reads(peer: Peer, path: str = "auto") -> UsageReads:
+    return UsageReads(PromClient("http://prom", transport=httpx.MockTransport(peer)), path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("offers", "chosen"),
+    [
+        (("remote-read", "export", "query"), "remote-read"),
+        (("export", "query"), "export"),
+        (("query",), "query"),
+    ],
+)
+def test_auto_takes_the_cheapest_path_offered_and_keeps_it(offers: tuple[str, ...], chosen: str) -> None:
+    peer = Peer(*offers)
+    reads = _reads(peer)
+    first = reads.usage("ns", q.UNSCOPED, SPEC)
+    assert reads.chosen == chosen
+    peer.asked.clear()
+    second = reads.usage("other", q.UNSCOPED, SPEC)
+    endpoint = {"remote-read": "/api/v1/read", "export": "/api/v1/export", "query": "/api/v1/query_range"}
+    assert set(peer.asked) == {endpoint[chosen]}  # nothing else is tried again
+    for usage in (first, second):
+        ((_, cpu_at, cpu),) = usage.cpu
+        ((_, mem_at, mem),) = usage.memory
+        assert cpu_at.tolist() == mem_at.tolist() == np.arange(LO, LO + 3601, 60).tolist()
+        assert cpu.tolist() == pytest.approx([0.25] * 61)
+        assert mem.min() >= 1e8
+
+
+def test_a_forced_path_the_server_lacks_is_an_error_naming_the_setting() -> None:
+    with pytest.raises(SourceError, match=r"PODSIZER_PROMETHEUS_READ.*remote-read.*HTTP 404.*auto or query"):
+        _reads(Peer("query"), "remote-read").usage("ns", q.UNSCOPED, SPEC)
+
+
+def test_auto_says_which_path_it_took(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, "podsizer"):
+        _reads(Peer("export", "query")).usage("ns", q.UNSCOPED, SPEC)
+    assert "remote-read is not offered" in caplog.text and "read by export" in caplog.text
+
+
+def test_a_server_error_is_not_taken_for_a_missing_path() -> None:
+    def broken(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="overloaded")
+
+    reads = UsageReads(PromClient("http://prom", transport=httpx.MockTransport(broken)))
+    with pytest.raises(SourceError, match="HTTP 503"):
+        reads.usage("ns", q.UNSCOPED, SPEC)
+
+
+def test_remote_read_asks_for_the_namespaces_containers_of_the_scope_with_the_lookback_of_a_rate() -> None:
+    asked: list[tuple[list[tuple[str, str, str]], int, int]] = []
+
+    def peer(req: httpx.Request) -> httpx.Response:
+        matchers, start, end, _ = read_request(req.content)
+        asked.append((matchers, start, end))
+        return httpx.Response(200, content=b"", headers={"Content-Type": CONTENT_TYPE})
+
+    reads = UsageReads(PromClient("http://prom", transport=httpx.MockTransport(peer)), "remote-read")
+    reads.usage("shop", q.Scope("cluster", "east"), SPEC)
+    (cpu, cpu_lo, hi), (mem, mem_lo, mem_hi) = asked
+    assert ("__name__", "=", q.CPU_METRIC) in cpu and ("__name__", "=", q.MEM_METRIC) in mem
+    for matchers in (cpu, mem):
+        assert {("namespace", "=", "shop"), ("cluster", "=", "east")} <= set(matchers)
+        assert {("container", "!=", ""), ("container", "!=", "POD")} <= set(matchers)
+    assert hi == mem_hi == round(SPEC.hi * 1000)
+    assert mem_lo == round((SPEC.lo - 60) * 1000)  # the first step's (lo - res, lo]
+    assert cpu_lo == round((SPEC.lo - 60 - SLOW_SCRAPE_WINDOW_S) * 1000)  # and the interval ending in it
+
+
+def test_non_finite_raw_samples_are_counted_like_a_querys() -> None:
+    def peer(req: httpx.Request) -> httpx.Response:
+        ts = grid_ms(LO, LO + 120, 60).tolist()
+        body = chunked_answer([({"__name__": "m", **POD}, ts, [1.0, float("inf"), 3.0])])
+        return httpx.Response(200, content=body, headers={"Content-Type": CONTENT_TYPE})
+
+    client = PromClient("http://prom", transport=httpx.MockTransport(peer))
+    UsageReads(client, "remote-read").usage("ns", q.UNSCOPED, SPEC)
+    assert client.rejections.counts() == {NON_FINITE: 2}  # one in each of the two answers
+
+
+def test_a_slow_scrape_gets_its_cpu_from_the_wide_window() -> None:
+    def peer(req: httpx.Request) -> httpx.Response:
+        ts = grid_ms(LO - 900, LO + 3600, 300).tolist()  # every 5 minutes: no interval within 120 s
+        metric = dict((n, v) for n, op, v in read_request(req.content)[0] if op == "=")["__name__"]
+        vs = [30.0 * i for i in range(len(ts))] if metric == q.CPU_METRIC else [1e8] * len(ts)
+        body = chunked_answer([({"__name__": metric, **POD}, ts, vs)])
+        return httpx.Response(200, content=body, headers={"Content-Type": CONTENT_TYPE})
+
+    usage = UsageReads(PromClient("http://prom", transport=httpx.MockTransport(peer)), "remote-read").usage(
+        "ns", q.UNSCOPED, SPEC
+    )
+    assert usage.slow == {("ns", "web-1", "app")}
+    ((_, _, cpu),) = usage.cpu
+    assert cpu.tolist() == pytest.approx([0.1] * cpu.size) and cpu.size == 13

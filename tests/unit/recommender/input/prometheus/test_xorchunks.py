@@ -1,0 +1,86 @@
+"""The XOR chunk decoder reads back what upstream's appender writes (tests/support/remoteread.encode_xor, a
+port of tsdb/chunkenc/xor.go), every chunk of an answer at once, and refuses chunks cut short."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
+from tests.support.remoteread import encode_xor
+
+STALE = 0x7FF0000000000002
+T0 = 1_764_547_200_000  # 2025-12-01 in ms: a 6-byte varint, as real timestamps
+
+
+def _bits(v: float | int) -> int:
+    return v if isinstance(v, int) else int(struct.unpack(">Q", struct.pack(">d", v))[0])
+
+
+values = st.one_of(
+    st.floats(allow_nan=False),
+    st.sampled_from([0.0, -0.0, 1.0, math.inf, -math.inf, 2.0**-1074, 1e308]),
+    st.just(STALE),  # Prometheus' staleness marker: a NaN with its own bit pattern
+    st.integers(0, 2**64 - 1),  # any bit pattern (other NaNs included)
+)
+deltas = st.one_of(
+    st.just(60_000),
+    st.integers(59_000, 61_000),  # scrape jitter: small delta-of-deltas
+    st.integers(1, 2**21),  # each delta-of-delta bucket
+    st.integers(2**21, 2**40),  # the 64-bit bucket
+)
+
+
+@st.composite
+def chunks(draw: st.DrawFn) -> tuple[list[int], list[float | int]]:
+    n = draw(st.integers(1, 130))
+    steps = draw(st.lists(deltas, min_size=n - 1, max_size=n - 1))
+    ts = [T0 + sum(steps[:i]) for i in range(n)]
+    vs = draw(st.lists(values, min_size=n, max_size=n))
+    if draw(st.booleans()):  # runs of equal values and of small changes: the kept-window branch
+        vs = [vs[0] if i % 3 else vs[i] for i in range(n)]
+    return ts, vs
+
+
+@given(st.lists(chunks(), min_size=1, max_size=12))
+def test_every_chunk_decodes_to_the_samples_written(
+    written: list[tuple[list[int], list[float | int]]],
+) -> None:
+    decoded = decode_chunks([encode_xor(ts, vs) for ts, vs in written])
+    assert decoded.offsets.tolist() == np.cumsum([0] + [len(ts) for ts, _ in written]).tolist()
+    for k, (ts, vs) in enumerate(written):
+        a, b = decoded.offsets[k], decoded.offsets[k + 1]
+        assert decoded.timestamps_ms[a:b].tolist() == ts
+        assert decoded.values[a:b].view(np.uint64).tolist() == [_bits(v) for v in vs]
+
+
+def test_a_counter_and_a_gauge_of_a_week_at_one_minute_decode_exactly() -> None:
+    rng = np.random.default_rng(7)
+    ts = (T0 + 60_000 * np.arange(10_080) + rng.integers(-300, 300, 10_080)).tolist()
+    counter = np.cumsum(rng.uniform(0, 120, 10_080)).tolist()
+    gauge = np.round(rng.normal(2**30, 2**22, 10_080)).tolist()
+    pieces = [(ts[i : i + 120], s[i : i + 120]) for s in (counter, gauge) for i in range(0, 10_080, 120)]
+    decoded = decode_chunks([encode_xor(t, v) for t, v in pieces])
+    assert decoded.timestamps_ms.tolist() == ts + ts
+    assert decoded.values.tolist() == counter + gauge
+
+
+def test_no_chunks_and_empty_chunks_decode_to_nothing() -> None:
+    assert decode_chunks([]).timestamps_ms.size == 0
+    empty = decode_chunks([b"\0\0", encode_xor([T0], [1.5]), b"\0\0"])
+    assert empty.offsets.tolist() == [0, 0, 1, 1] and empty.values.tolist() == [1.5]
+
+
+def test_a_chunk_cut_short_is_refused_with_what_is_wrong() -> None:
+    whole = encode_xor([T0 + 60_000 * i for i in range(50)], [float(i) ** 1.5 for i in range(50)])
+    with pytest.raises(ChunkError, match="ends inside a sample"):
+        decode_chunks([whole[: len(whole) // 2]])
+    with pytest.raises(ChunkError, match="2-byte sample count"):
+        decode_chunks([b"\0"])
+    with pytest.raises(ChunkError):
+        decode_chunks([struct.pack(">H", 3)])  # three samples promised, none there
