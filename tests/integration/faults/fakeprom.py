@@ -1,4 +1,5 @@
-"""A fake Prometheus on 127.0.0.1 answering the recommender's queries from a small dataset, with faults.
+"""A fake Prometheus on 127.0.0.1 answering the recommender's queries from a small dataset, with faults
+(the query API only: remote read and the export API answer 404, so `auto` reads by range queries).
 
 One namespace `shop`, Deployment `web` -> ReplicaSet `web-6d4b` -> two pods with container `app` (about 0.2
 cores, 200 MiB), 5-minute points over the asked range. The queries are matched loosely by the metric names
@@ -121,7 +122,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
-        self._answer(parse_qs(self.rfile.read(length).decode()))
+        body = self.rfile.read(length)
+        if urlsplit(self.path).path in ("/api/v1/read", "/api/v1/export"):
+            with self.fake.lock:  # the query API only (as Thanos): the raw reads are not offered
+                self.fake.paths.append(urlsplit(self.path).path)
+            self._send(404, b"404 page not found")
+            return
+        self._answer(parse_qs(body.decode()))
 
     def _answer(self, form: dict[str, list[str]]) -> None:
         fake = self.fake

@@ -13,7 +13,7 @@ import pytest
 
 from recommender.input.prometheus import PromClient
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import NON_FINITE
+from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge
 from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S, GridSpec, UsageReads
 from recommender.input.prometheus.remoteread import CONTENT_TYPE
 from recommender.model import SourceError
@@ -159,3 +159,21 @@ def test_a_slow_scrape_gets_its_cpu_from_the_wide_window() -> None:
     assert usage.slow == {("ns", "web-1", "app")}
     ((_, _, cpu),) = usage.cpu
     assert cpu.tolist() == pytest.approx([0.1] * cpu.size) and cpu.size == 13
+
+
+def test_a_raw_answer_over_the_cap_is_asked_again_over_halves_with_the_same_result() -> None:
+    def peer(req: httpx.Request) -> httpx.Response:
+        _, start, end, _ = read_request(req.content)
+        ts = [t for t in grid_ms(LO - 900, LO + 3600, 15).tolist() if start <= t <= end]  # what was asked
+        body = chunked_answer([({"__name__": "m", **POD}, ts, [float(t // 1000) for t in ts])], per_chunk=30)
+        return httpx.Response(200, content=body, headers={"Content-Type": CONTENT_TYPE})
+
+    def usage(cap: int) -> list[list[float]]:
+        client = PromClient("http://prom", transport=httpx.MockTransport(peer), max_response_bytes=cap)
+        found = UsageReads(client, "remote-read").usage("ns", q.UNSCOPED, SPEC)
+        return [vs.tolist() for _, _, vs in found.cpu + found.memory]
+
+    whole = usage(10 * 2**20)
+    assert usage(4096) == whole and whole  # pieces of at most 4 KiB, joined
+    with pytest.raises(AnswerTooLarge, match=r"even over 1/\d+ of the time range"):
+        usage(64)  # a sixteenth of the range is still over: the namespace cannot be read
