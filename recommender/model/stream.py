@@ -14,6 +14,7 @@ skips met; a namespace a chunk of which failed is left out whole.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -74,6 +75,17 @@ def _next_chunk(series: int, res: float, budget: int | None, chunk_s: float) -> 
     return max(HOUR_S, math.floor(budget / series * res / HOUR_S) * HOUR_S)
 
 
+@dataclass(frozen=True)
+class _Piece:
+    """One chunk of one batch: its place in the loop and its bounds (epoch seconds)."""
+
+    k: int
+    batch: list[str]
+    a: float
+    b: float
+    fresh_after: float
+
+
 def cold_start(
     source: ChunkedSource,
     start: datetime,
@@ -86,7 +98,10 @@ def cold_start(
     points_per_chunk: int | None = None,
 ) -> ColdStart:
     """The window [start, end] streamed into a new model (module docstring); the model's covered_until is
-    the window's last step. Raises ValueError for a chunk that is not whole hours."""
+    the window's last step. Raises ValueError for a chunk that is not whole hours.
+
+    The next chunk is read while this one is folded (one read ahead: the wait for the server and the fold
+    overlap; memory holds two chunks' samples at most)."""
     if chunk_s < HOUR_S or chunk_s % HOUR_S:
         raise ValueError(f"chunk must be a whole number of hours, got {chunk_s:g} s")
     res = float(source.resolution_s)
@@ -95,20 +110,42 @@ def cold_start(
     lo, hi = start.timestamp(), end.timestamp()
     size = max(1, namespace_batch)
     batches = [namespaces[i : i + size] for i in range(0, len(namespaces), size)]
-    for k, batch in enumerate(batches, 1):
-        part, a, fresh_after, length = source.for_namespaces(batch), lo, -math.inf, chunk_s
-        while a < hi:
-            b = min(hi, math.floor(a / length) * length + length) if a == lo else min(hi, a + length)
-            raw = part.dataset(_dt(a), _dt(b), None, cluster_wide=False)
+
+    def first(k: int) -> _Piece | None:
+        if k > len(batches):
+            return None
+        return _Piece(k, batches[k - 1], lo, min(hi, math.floor(lo / chunk_s) * chunk_s + chunk_s), -math.inf)
+
+    def following(piece: _Piece, raw: RawDataset) -> _Piece | None:
+        if piece.b >= hi:
+            return first(piece.k + 1)
+        length = _next_chunk(len(raw.containers), res, points_per_chunk, chunk_s)
+        return _Piece(piece.k, piece.batch, piece.b, min(hi, piece.b + length), floor_to(piece.b, res))
+
+    def read(piece: _Piece) -> RawDataset:
+        part = source.for_namespaces(piece.batch)
+        return part.dataset(_dt(piece.a), _dt(piece.b), None, cluster_wide=False)
+
+    with ThreadPoolExecutor(max_workers=1) as ahead:
+        piece = first(1)
+        pending = ahead.submit(read, piece) if piece is not None else None
+        while piece is not None and pending is not None:
+            raw = pending.result()
+            nxt = following(piece, raw)
+            pending = ahead.submit(read, nxt) if nxt is not None else None
             build_states(
-                raw, recency=recency, fresh_after=fresh_after, into=out.model.states, skipped=out.skipped
+                raw,
+                recency=recency,
+                fresh_after=piece.fresh_after,
+                into=out.model.states,
+                skipped=out.skipped,
             )
-            out.known.update(raw, b)
-            length = _next_chunk(len(raw.containers), res, points_per_chunk, chunk_s)
-            fresh_after, a = floor_to(b, res), b
+            out.known.update(raw, piece.b)
+            del raw
             if progress is not None:
-                what = f"cold start: {len(batch)} namespaces, {_dt(a):%Y-%m-%d %H:%M} UTC"
-                progress(k, len(batches) + 1, what)
+                what = f"cold start: {len(piece.batch)} namespaces, {_dt(piece.b):%Y-%m-%d %H:%M} UTC"
+                progress(piece.k, len(batches) + 1, what)
+            piece = nxt
     _leave_out_failed(out)
     out.model.covered_until = floor_to(end.timestamp(), res)
     out.known.complete = True

@@ -22,6 +22,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import orjson
@@ -31,12 +32,20 @@ from podsizer.settings.source import ReadPath
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient, RangeResult
 from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, joined, peaks, rates
-from recommender.input.prometheus.remoteread import CONTENT_TYPE, REQUEST_HEADERS, Matcher, RemoteReadCodec
+from recommender.input.prometheus.remoteread import (
+    CONTENT_TYPE,
+    REQUEST_HEADERS,
+    ChunkedSeries,
+    FrameError,
+    Matcher,
+    RemoteReadCodec,
+)
 from recommender.input.prometheus.series import ContainerKey, series_key, sparse_cpu
 from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
 from recommender.model import SourceError
 
 log = logging.getLogger("podsizer")
+_T = TypeVar("_T")
 
 SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 MAX_RAW_PARTS = 16  # a raw answer over the byte cap is asked again over halves of its range, this far
@@ -120,11 +129,26 @@ class UsageReads:
     def _read(self, path: ReadPath, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
         if path == "query":
             return self._query(ns, scope, spec)
-        fetch = self._remote_read if path == "remote-read" else self._export
+        lo = spec.lo - spec.res - max(spec.rate_s, SLOW_SCRAPE_WINDOW_S)  # the intervals ending at lo
         try:
-            lo = spec.lo - spec.res - max(spec.rate_s, SLOW_SCRAPE_WINDOW_S)  # the intervals ending at lo
-            cpu = self._split(lambda a, b: fetch(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi)
-            mem = self._split(lambda a, b: fetch(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi)
+            if path == "remote-read":
+                cpu_parts = self._split(
+                    lambda a, b: self._remote_read(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi
+                )
+                mem_parts = self._split(
+                    lambda a, b: self._remote_read(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi
+                )
+                decoded = self._decoded([*cpu_parts, *mem_parts], f"remote read in namespace {ns}")
+                cpu, mem = joined(decoded[: len(cpu_parts)]), joined(decoded[len(cpu_parts) :])
+            else:
+                cpu = joined(
+                    self._split(lambda a, b: self._export(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi)
+                )
+                mem = joined(
+                    self._split(
+                        lambda a, b: self._export(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi
+                    )
+                )
         except NotOffered as exc:
             if self.wanted == "auto":
                 raise
@@ -160,8 +184,9 @@ class UsageReads:
         found = c.query_range_split(q.cpu_rate(ns, wide, scope), *grid)
         return Usage(cpu + [s for s in found if series_key(s[0]) in missing], mem, missing)
 
-    def _split(self, fetch: Callable[[int, int], RawSeries], lo: float, hi: float) -> RawSeries:
-        """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap."""
+    def _split(self, fetch: Callable[[int, int], _T], lo: float, hi: float) -> list[_T]:
+        """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap: the
+        answers of consecutive pieces, in time order."""
         todo, parts, done = [(round(lo * 1000), round(hi * 1000), 1)], 1, []
         while todo:
             a, b, share = todo.pop()
@@ -174,9 +199,10 @@ class UsageReads:
             mid = (a + b) // 2
             todo += [(mid + 1, b, share * 2), (a, mid, share * 2)]  # the earlier half popped first
             parts += 1
-        return joined(done)
+        return done
 
-    def _remote_read(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> RawSeries:
+    def _remote_read(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> list[ChunkedSeries]:
+        """The series of one remote read, their chunks not decoded yet (_decoded: many answers at once)."""
         if self._codec is None:
             self._codec = RemoteReadCodec()
         matchers = [Matcher("__name__", metric), Matcher("namespace", ns)]
@@ -189,15 +215,30 @@ class UsageReads:
         )
         _offered(status, ctype, CONTENT_TYPE, what)
         try:
-            found = list(self._codec.series(body))
-            decoded = decode_chunks([c for s in found for c in s.chunks])
-        except (ValueError, ChunkError) as exc:
+            return list(self._codec.series(body))
+        except FrameError as exc:
             raise SourceError(f"Prometheus at {self.client.base_url} sent a malformed {what}: {exc}") from exc
-        per_series = np.array([len(s.chunks) for s in found], dtype=np.int64)
-        chunk_bounds = np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
-        offsets = decoded.offsets[chunk_bounds]
-        # whole chunks come back: the samples outside [a, b] fall off the grid (rawgrid) or stay unused
-        return RawSeries([s.labels for s in found], offsets, decoded.timestamps_ms, decoded.values)
+
+    def _decoded(self, answers: list[list[ChunkedSeries]], what: str) -> list[RawSeries]:
+        """Every answer's chunks decoded in one pass (whole chunks come back: the samples outside a read's
+        range fall off the grid, rawgrid, or stay unused)."""
+        try:
+            decoded = decode_chunks([c for found in answers for s in found for c in s.chunks])
+        except ChunkError as exc:
+            raise SourceError(f"Prometheus at {self.client.base_url} sent a malformed {what}: {exc}") from exc
+        out, first = [], 0
+        for found in answers:
+            per_series = np.array([len(s.chunks) for s in found], dtype=np.int64)
+            bounds = first + np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
+            first = int(bounds[-1])
+            offsets = decoded.offsets[bounds]
+            a, b = int(offsets[0]), int(offsets[-1])
+            out.append(
+                RawSeries(
+                    [s.labels for s in found], offsets - a, decoded.timestamps_ms[a:b], decoded.values[a:b]
+                )
+            )
+        return out
 
     def _export(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> RawSeries:
         match = q.container_selector(metric, ns, scope)

@@ -47,9 +47,9 @@ class Decoded:
 
 def _peek(words: Words, pos: Words) -> Words:
     """The 64 bits starting at each bit position (most significant first)."""
-    w = pos >> _U(6)
+    w = (pos >> _U(6)).view(np.int64)  # an index array of the platform's int: taken without a conversion
     shift = pos & _U(63)
-    window: Words = (words[w] << shift) | (words[w + _U(1)] >> (_U(64) - shift))
+    window: Words = (words.take(w) << shift) | (words.take(w + 1) >> (_U(64) - shift))
     return window
 
 
@@ -70,6 +70,8 @@ def _varint(words: Words, pos: Words) -> tuple[IntArray, Words]:
 _DOD_HALF = np.array([0, 1 << 13, 1 << 16, 1 << 19, np.iinfo(np.int64).max], dtype=np.int64)
 _DOD_FULL = np.array([0, 1 << 14, 1 << 17, 1 << 20, 0], dtype=np.int64)
 _VALUE_HEADER = np.array([1, 1, 2, 13], dtype=_U)
+_SIGNIFICANT = np.array([64, *range(1, 64)], dtype=_U)
+"""A new window's 6-bit length field: 0 stands for 64."""
 """Bits before a value's significant bits, by its first two: 0x the same value, 10 the window kept, 11 a new
 one."""
 
@@ -91,14 +93,14 @@ class _Walk:
 
     def value(self, words: Words, head: Words) -> None:
         """One XOR-encoded value of each chunk (upstream's xorRead); `head`: the 64 bits at self.pos."""
-        top = head >> _U(62)  # 0 or 1: the same value; 2: the window kept; 3: a new one
+        top = (head >> _U(62)).view(np.int64)  # 0 or 1: the same value; 2: the window kept; 3: a new one
         window = top == 3
         leading = (head >> _U(57)) & _U(31)
-        size = ((((head >> _U(51)) & _U(63)) - _U(1)) & _U(63)) + _U(1)  # 0 stands for 64
+        size = _SIGNIFICANT.take(((head >> _U(51)) & _U(63)).view(np.int64))
         self.leading = np.where(window, leading, self.leading)
         self.trailing = np.where(window, _U(64) - leading - size, self.trailing)
         significant = _U(64) - self.leading - self.trailing
-        header = _VALUE_HEADER[top]
+        header = _VALUE_HEADER.take(top)
         xor = (_peek(words, self.pos + header) >> (_U(64) - significant)) << self.trailing
         changed = top >= 2
         self.bits ^= np.where(changed, xor, _U(0))
@@ -108,13 +110,13 @@ class _Walk:
         """One delta-of-delta timestamp (upstream's xorIterator.Next) and one value of each chunk, from one
         64-bit window where they fit in it (a timestamp's bucket and bits take at most 24)."""
         window = _peek(words, self.pos)
-        bucket = _LEADING_ONES[window >> _U(60)]
-        control, size = _CONTROL_BITS[bucket], _DOD_BITS[bucket]
+        bucket = _LEADING_ONES.take((window >> _U(60)).view(np.int64)).view(np.int64)
+        control, size = _CONTROL_BITS.take(bucket), _DOD_BITS.take(bucket)
         raw = ((window << control) >> (_U(64) - size)).view(np.int64)
         wide = np.flatnonzero(bucket == 4)  # a 64-bit delta-of-delta: past the window
         if wide.size:
             raw[wide] = _peek(words, self.pos[wide] + _U(4)).view(np.int64)
-        dod = raw - (raw > _DOD_HALF[bucket]) * _DOD_FULL[bucket]
+        dod = raw - (raw > _DOD_HALF.take(bucket)) * _DOD_FULL.take(bucket)
         self.delta += dod
         self.t += self.delta
         used = control + size
@@ -157,8 +159,8 @@ def _decode_batch(chunks: Sequence[bytes], counts: IntArray) -> tuple[IntArray, 
     words = np.frombuffer(body + bytes(24 - len(body) % 8), dtype=">u8").astype(_U)
     going = counts[order]
     longest = int(going.max(initial=0))
-    times = np.zeros((longest, len(chunks)), dtype=np.int64)  # row i: sample i of every chunk (sorted)
-    values = np.zeros((longest, len(chunks)), dtype=_U)
+    times = np.zeros((len(chunks), longest), dtype=np.int64)  # row j: the j-th chunk (sorted) by sample
+    values = np.zeros((len(chunks), longest), dtype=_U)
     n = int(np.count_nonzero(going))
     pos = ((starts[order][:n] + 2) * 8).astype(_U)
     first, length = _varint(words, pos)
@@ -178,11 +180,11 @@ def _decode_batch(chunks: Sequence[bytes], counts: IntArray) -> tuple[IntArray, 
             walk.sample(words)
         if (walk.pos > ends[:n]).any():
             raise ChunkError("a chunk ends inside a sample")
-        times[i, :n] = walk.t
-        values[i, :n] = walk.bits
-    back = np.argsort(order)  # each chunk's column, in the chunks' order
-    taken = np.arange(longest)[:, None] < counts[None, :]
-    return times[:, back].T[taken.T], values[:, back].T[taken.T]
+        times[:n, i] = walk.t
+        values[:n, i] = walk.bits
+    back = np.argsort(order)  # each chunk's row, in the chunks' order
+    taken = np.arange(longest)[None, :] < counts[:, None]
+    return times[back][taken], values[back][taken]
 
 
 def _zeros(n: int) -> tuple[Words, Words]:
