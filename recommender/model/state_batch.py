@@ -34,16 +34,24 @@ def _groups(states: Sequence[UsageState]) -> tuple[list[UsageState], npt.NDArray
 def _top_two(m: Matrix, cols: npt.NDArray[np.bool_]) -> Matrix:
     """Each row's two highest finite values among `cols` (NaN where fewer): shape (rows, 2)."""
     sub = m[:, cols]
-    sub = np.sort(np.where(np.isfinite(sub), sub, -np.inf), axis=1)[:, -2:]
+    sub = np.where(np.isfinite(sub), sub, -np.inf)
+    # the two highest, in order: a partition (linear), not a sort
+    sub = np.partition(sub, -2, axis=1)[:, -2:] if sub.shape[1] > 2 else np.sort(sub, axis=1)
     if sub.shape[1] == 1:
         sub = np.concatenate([np.full((sub.shape[0], 1), -np.inf), sub], axis=1)
     return np.where(np.isinf(sub), np.nan, sub)
 
 
 def _histograms(
-    hists: list[Histogram], of_row: npt.NDArray[np.intp], ts: FloatArray, m: Matrix, newest: FloatArray
+    hists: list[Histogram],
+    of_row: npt.NDArray[np.intp],
+    ts: FloatArray,
+    m: Matrix,
+    newest: FloatArray,
+    buckets: npt.NDArray[np.intp] | None = None,
 ) -> None:
-    """Every row's finite values into its group's histogram, decayed to that histogram's reference."""
+    """Every row's finite values into its group's histogram, decayed to that histogram's reference;
+    `buckets`: the values' bucket indexes when known (the same scheme's)."""
     scheme, half = hists[0].scheme, hists[0].half_life_s
     for g, h in enumerate(hists):
         if math.isfinite(newest[g]):
@@ -51,7 +59,7 @@ def _histograms(
     keep = np.isfinite(m)
     if not keep.any():
         return
-    idx = scheme.index(np.where(keep, m, 0.0))
+    idx = scheme.index(np.where(keep, m, 0.0)) if buckets is None else buckets
     flat = of_row[:, None] * scheme.count + idx
     if half:
         refs = np.array([h.reference for h in hists])[of_row]
@@ -120,17 +128,22 @@ def add_rows(
         state.count(np.array([first[k], last[k], *middays]), int(totals[k]))
         counted = hour_counts[k] > 0
         state.count_hours(unique_hours[counted], hour_counts[k][counted])
-        for d, (top_cpu, top_mem) in tops.items():
-            stamps = np.full(2 * (ends[k] - int(starts[k])), (d + 0.5) * DAY_S)
-            state.add_day_peaks(stamps, top_cpu[rows].ravel(), 0)
-            state.add_day_peaks(stamps, top_mem[rows].ravel(), 2)
+        per_day = 2 * (ends[k] - int(starts[k]))
+        stamps = np.repeat([(d + 0.5) * DAY_S for d in tops], per_day)
+        state.add_day_peaks(
+            stamps, np.concatenate([cpu_top[rows].ravel() for cpu_top, _ in tops.values()]), 0
+        )
+        state.add_day_peaks(
+            stamps, np.concatenate([mem_top[rows].ravel() for _, mem_top in tops.values()]), 2
+        )
         state.cpu_peak = max(state.cpu_peak, float(cpu_peak[k]))
         state.memory_peak = max(state.memory_peak, float(mem_peak[k]))
     kept = [distinct[g] for g in groups.tolist()]
     slot = np.repeat(np.arange(len(groups)), np.diff([*starts.tolist(), len(of_row)]))
-    _histograms([s.cpu for s in kept], slot, ts, cpu, last)
+    cpu_buckets = kept[0].cpu.scheme.index(np.where(np.isfinite(cpu), cpu, 0.0))  # for both CPU histograms
+    _histograms([s.cpu for s in kept], slot, ts, cpu, last, cpu_buckets)
     _histograms([s.memory for s in kept], slot, ts, mem, last)
-    _day_histograms(kept, slot, starts, ts, cpu, days)
+    _day_histograms(kept, slot, starts, ts, (cpu, cpu_buckets), days)
 
 
 def _day_histograms(
@@ -138,11 +151,12 @@ def _day_histograms(
     slot: npt.NDArray[np.intp],
     starts: npt.NDArray[np.intp],
     ts: FloatArray,
-    cpu: Matrix,
+    cpu_and_buckets: tuple[Matrix, npt.NDArray[np.intp]],
     days: npt.NDArray[np.int64],
 ) -> None:
     """Every row's finite CPU values into its state's undecayed histogram of their UTC day, and the hours
     seen, as UsageState.add_day_cpu adds them (a day closed or older than the days kept takes none)."""
+    cpu, buckets = cpu_and_buckets
     finite = np.isfinite(cpu)
     for d in np.unique(days).tolist():
         cols = days == d
@@ -155,7 +169,10 @@ def _day_histograms(
         sub_slot = np.array([index[k] for k in slot[rows].tolist()], dtype=np.intp)
         hists = [kept[k].open_day(d) for k in ok]
         newest = np.full(len(ok), float(ts[cols].max()))
-        _histograms(hists, sub_slot, ts[cols], cpu[rows][:, cols], newest)
+        same = hists[0].scheme == kept[0].cpu.scheme
+        _histograms(
+            hists, sub_slot, ts[cols], cpu[rows][:, cols], newest, buckets[rows][:, cols] if same else None
+        )
         hour_of = (np.floor(ts[cols] / HOUR_S).astype(np.int64) - 24 * d).clip(0, 23)
         masks = np.zeros(seen.shape[0], dtype=np.int64)
         for h in np.unique(hour_of).tolist():

@@ -103,16 +103,27 @@ class UsageReads:
         """The path in use (None until auto has found one)."""
         return self._chosen
 
+    def settle(self, ns: str, scope: q.Scope, spec: GridSpec) -> ReadPath:
+        """The path in use, found now if auto has not yet (a raw read of `spec`: keep it short)."""
+        if self._chosen is None:
+            with self._lock:
+                if self._chosen is None:
+                    self._find(ns, scope, spec)
+        return self._chosen or "query"
+
     def usage(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
         path = self._chosen
         if path is None:
             with self._lock:  # the first namespace finds the path; the others wait for it
                 if self._chosen is None:
-                    return self._find(ns, scope, spec)
-                path = self._chosen
+                    found = self._find(ns, scope, spec)
+                    if found is not None:
+                        return found
+                path = self._chosen or "query"
         return self._read(path, ns, scope, spec)
 
-    def _find(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+    def _find(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage | None:
+        """The first raw path the server answers (its read of `spec`), else range queries (None)."""
         for path in ("remote-read", "export"):
             try:
                 found = self._read(path, ns, scope, spec)
@@ -124,7 +135,7 @@ class UsageReads:
             return found
         self._chosen = "query"
         log.info("usage samples: read by range queries from %s", self.client.base_url)
-        return self._read("query", ns, scope, spec)
+        return None
 
     def _read(self, path: ReadPath, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
         if path == "query":

@@ -158,6 +158,23 @@ class PrometheusSource:
         out.namespaces, out.namespace_filter = list(namespaces), None
         return out
 
+    def _cold_start_plan(self, start: datetime, end: datetime) -> tuple[PrometheusSource, int]:
+        """Who reads a cold start's chunks and how many namespaces a chunk holds. Read raw (remote read,
+        export) the work is this process' decoding and folding: one namespace at a time, a chunk of one
+        namespace's series (cold_start reads the next while it folds one; more at once only contend for
+        the two cores). By range queries the work is the server's: `namespace_batch` namespaces,
+        `concurrency` at once, overlap our parsing with its evaluation. Auto's path is found first, by
+        reading the last step of the first namespace."""
+        namespaces = self.namespaces_in(start, end)
+        found = self.for_namespaces(namespaces)  # discovered once
+        if not namespaces:
+            return found, self.namespace_batch
+        hi, res = end.timestamp(), float(self.resolution_s)
+        if self.reads.settle(namespaces[0], self.scope, GridSpec(hi - res, hi, res, self.rate_s)) == "query":
+            return found, self.namespace_batch
+        found.concurrency = 1
+        return found, 1
+
     def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
         """The namespaces a dataset of [start, end] reads: those named, else those discovered and kept by
         the namespace filter."""
@@ -321,13 +338,14 @@ class PrometheusSource:
             raise ValueError("start and end must be timezone-aware datetimes")
         if end <= start:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
+        reader, batch = self._cold_start_plan(start, end)
         cold = cold_start(
-            self,
+            reader,
             start,
             end,
             recency=self.recency,
             chunk_s=self.chunk_s,
-            namespace_batch=self.namespace_batch,
+            namespace_batch=batch,
             progress=progress,
             points_per_chunk=self.points_per_chunk,
         )

@@ -48,9 +48,10 @@ class Decoded:
 def _peek(words: Words, pos: Words) -> Words:
     """The 64 bits starting at each bit position (most significant first)."""
     w = (pos >> _U(6)).view(np.int64)  # an index array of the platform's int: taken without a conversion
-    shift = pos & _U(63)
-    window: Words = (words.take(w) << shift) | (words.take(w + 1) >> (_U(64) - shift))
-    return window
+    shift: Words = pos & _U(63)
+    high: Words = np.take(words, w) << shift
+    low: Words = np.take(words, w + 1) >> (_U(64) - shift)
+    return high | low
 
 
 def _varint(words: Words, pos: Words) -> tuple[IntArray, Words]:
