@@ -3,8 +3,10 @@ real, backfilled Prometheus, next to the previous read path in the same run.
 
 For each N (--containers 200,2000: a list) one synthetic cluster is backfilled and served, then each read
 path runs in a process of its own (bench/collect_once.py, so each peak RSS is its own): this tree's (one
-reading: the window streamed chunk by chunk into the usage states) first, then the tree at --baseline (the
-previous read path: every sample of the window in memory, aggregated at once), extracted with git archive.
+reading: the window streamed chunk by chunk into the usage states, read the cheapest way the server offers:
+remote read's XOR chunks on Prometheus) first, with --query-too this tree by range queries, then the tree at
+--baseline (the previous read path: range queries, every sample of the window in memory, aggregated at
+once), extracted with git archive.
 Printed side by side: wall time, own CPU, peak RSS and RSS per container, Prometheus CPU (total and per
 container), queries, usages, and how far the two paths' p50/p95/max of CPU and memory are apart.
 
@@ -208,9 +210,15 @@ def baseline_tree(ref: str, into: Path) -> Path:
 
 
 def measure(
-    tree: Path, server_url: str, pid: int, window: tuple[float, float], args: argparse.Namespace
+    tree: Path,
+    server_url: str,
+    pid: int,
+    window: tuple[float, float],
+    args: argparse.Namespace,
+    read: str | None = None,
 ) -> dict[str, object]:
-    """One collect() by the tree's code in a child process: its figures, with Prometheus' CPU meanwhile."""
+    """One collect() by the tree's code in a child process: its figures, with Prometheus' CPU meanwhile;
+    `read`: PODSIZER_PROMETHEUS_READ for this tree (None: the tree's default)."""
     out = Path(tempfile.mkstemp(prefix="collect-", suffix=".json")[1])
     child = [
         sys.executable,
@@ -222,13 +230,17 @@ def measure(
         str(args.concurrency),
         "1" if args.compress else "0",
         str(out),
+        *([read] if read else []),
     ]
     prom0 = cpu_seconds(pid)
     subprocess.run(child, check=True, cwd=tempfile.gettempdir())  # no tree on the path but the one named
     figures: dict[str, object] = json.loads(out.read_text())
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        out.rename(args.keep / f"{'new' if tree == ROOT else 'old'}-{int(window[1] - window[0])}-{out.name}")
+        name = (
+            f"{'new' if tree == ROOT else 'old'}-{read or 'default'}-{int(window[1] - window[0])}-{out.name}"
+        )
+        out.rename(args.keep / name)
     else:
         out.unlink()
     figures["prom_cpu_s"] = cpu_seconds(pid) - prom0
@@ -253,17 +265,23 @@ def apart(new: dict[str, object], old: dict[str, object]) -> list[tuple[str, flo
     return out
 
 
-def report(n: int, new: dict[str, object], old: dict[str, object], ref: str) -> None:
-    def row(what: str, key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> None:
-        x, y = float(cast(float, new[key])) * scale, float(cast(float, old[key])) * scale
-        ratio = f"{x / y:.2f}x" if y else "-"
-        print(f"  {what:<28} {fmt.format(x):>14} {fmt.format(y):>14} {ratio:>9}")
+def report(n: int, runs: list[tuple[str, dict[str, object]]], ref: str) -> None:
+    """The runs side by side (the first: this tree's default) with each figure's ratio to the last (the
+    previous read path), and how far the first's p50/p95/max are from the last's."""
 
-    for f in (new, old):
+    def row(what: str, key: str, scale: float = 1.0, fmt: str = "{:,.1f}") -> None:
+        values = [float(cast(float, f[key])) * scale for _, f in runs]
+        base = values[-1]
+        ratio = f"{values[0] / base:.2f}x" if base else "-"
+        cells = "".join(f" {fmt.format(v):>16}" for v in values)
+        print(f"  {what:<28}{cells} {ratio:>9}")
+
+    for _, f in runs:
         f["usages_n"] = len(cast(dict[str, object], f["usages"]))
         f["rss_per_container"] = float(cast(float, f["peak_rss"])) / n
         f["prom_ms_per_container"] = float(cast(float, f["prom_cpu_s"])) * 1000 / n
-    print(f"N={n:,} containers   {'one reading':>14} {'previous':>14} {'new/old':>9}   (previous: {ref})")
+    heads = "".join(f" {name:>16}" for name, _ in runs)
+    print(f"N={n:,} containers   {heads} {'first/last':>9}   (previous: {ref})")
     row("wall s", "wall_s")
     row("own CPU s", "own_cpu_s")
     row("peak RSS MiB", "peak_rss", 1 / MI, "{:,.0f}")
@@ -272,8 +290,8 @@ def report(n: int, new: dict[str, object], old: dict[str, object], ref: str) -> 
     row("Prometheus CPU ms/container", "prom_ms_per_container", 1.0, "{:,.2f}")
     row("queries", "queries", 1.0, "{:,.0f}")
     row("usages", "usages_n", 1.0, "{:,.0f}")
-    print("  one reading vs previous, per container: largest difference, share within 2 %")
-    for name, worst, within in apart(new, old):
+    print(f"  {runs[0][0]} vs {runs[-1][0]}, per container: largest difference, share within 2 %")
+    for name, worst, within in apart(runs[0][1], runs[-1][1]):
         print(f"    {name:<12} {100 * worst:8.2f} %  {100 * within:6.1f} %")
     print("  (a p50 between two replicas of different levels may fall on either side: the rank ties)")
 
@@ -290,6 +308,11 @@ def main() -> None:
     ap.add_argument("--compress", action="store_true", help="ask Prometheus for gzip answers (PromClient)")
     ap.add_argument("--baseline", default=BASELINE, help="git revision of the previous read path")
     ap.add_argument("--keep", type=Path, help="keep each run's figures and per-container usages (JSON) here")
+    ap.add_argument(
+        "--query-too",
+        action="store_true",
+        help="also this tree by range queries (PODSIZER_PROMETHEUS_READ=query)",
+    )
     ap.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--end", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -340,10 +363,12 @@ def run_one(n: int, args: argparse.Namespace, tmp: Path, old_tree: Path) -> None
     window = (window_end - args.days * 86400 + args.step, float(window_end))
     with running_prometheus(data_dir, retention_days=args.days + 2, ready_timeout=300) as server:
         idle = rss_bytes(server.pid)
-        new = measure(ROOT, server.url, server.pid, window, args)  # this tree first: the colder cache
-        old = measure(old_tree, server.url, server.pid, window, args)
-        print(f"Prometheus RSS: {idle / MI:.0f} MiB idle, {rss_bytes(server.pid) / MI:.0f} MiB after both")
-    report(n, new, old, args.baseline)
+        runs = [("this tree", measure(ROOT, server.url, server.pid, window, args))]  # first: the colder cache
+        if args.query_too:
+            runs.append(("by queries", measure(ROOT, server.url, server.pid, window, args, "query")))
+        runs.append(("previous", measure(old_tree, server.url, server.pid, window, args)))
+        print(f"Prometheus RSS: {idle / MI:.0f} MiB idle, {rss_bytes(server.pid) / MI:.0f} MiB after all")
+    report(n, runs, args.baseline)
     print(f"load average {os.getloadavg()[0]:.1f} (wall time depends on what else runs)", flush=True)
 
 

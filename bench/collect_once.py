@@ -1,7 +1,7 @@
 """One `PrometheusSource.collect()` of a window, in a process of its own, from the source tree named: a
 measuring child of bench/bench_prometheus.py (its peak RSS is that of one read path alone).
 
-    python bench/collect_once.py TREE URL START END CONCURRENCY COMPRESS OUT.json
+    python bench/collect_once.py TREE URL START END CONCURRENCY COMPRESS OUT.json [READ]
 
 Writes wall seconds, own CPU seconds, peak RSS, queries sent, the module file read from (so the parent
 can check which tree ran) and every container's p50, p95 and max of CPU and memory to OUT.json. It
@@ -36,7 +36,7 @@ def _own_cpu() -> float:
 
 
 def main(argv: list[str]) -> None:
-    tree, url, start, end, concurrency, compress, out = argv
+    tree, url, start, end, concurrency, compress, out, *read = argv
     sys.path.insert(0, tree)
     import recommender
     from recommender.input.prometheus import PromClient, PrometheusSource
@@ -44,7 +44,8 @@ def main(argv: list[str]) -> None:
     transport = CountingTransport()
     window = (datetime.fromtimestamp(float(start), UTC), datetime.fromtimestamp(float(end), UTC))
     with PromClient(url, timeout=1200.0, transport=transport, compress=compress == "1") as client:
-        source = PrometheusSource(client, concurrency=int(concurrency))
+        # READ (PODSIZER_PROMETHEUS_READ) only where given: a tree before the read paths has no such setting
+        source = PrometheusSource(client, concurrency=int(concurrency), **({"read": read[0]} if read else {}))
         cpu0, t0 = _own_cpu(), time.perf_counter()
         snap = source.collect(*window)
         wall, cpu = time.perf_counter() - t0, _own_cpu() - cpu0
