@@ -67,6 +67,20 @@ def _peak(resource: Resource, q: Quantiles, ceiling: float, where: str) -> tuple
     return q.max, None
 
 
+def _untouched(q: Quantiles, ceiling: float) -> bool:
+    """Whether no rule changes `q` (the common case, checked first): every point finite, not negative, the
+    peak within the ceiling, above every point and not an isolated spike."""
+    low = q.p50 if q.min is None else min(q.min, q.p50)
+    second = q.second_max
+    return (
+        low >= 0.0
+        and max(q.p90, q.p95, q.p99, q.mean) <= q.max <= ceiling
+        and min(q.p90, q.p95, q.p99, q.mean) >= 0.0
+        and (second is None or 0.0 <= second <= q.max)
+        and (second is None or second <= 0 or q.max <= SPIKE_FACTOR * second)
+    )
+
+
 def robust_quantiles(
     resource: Resource,
     q: Quantiles,
@@ -76,6 +90,15 @@ def robust_quantiles(
     rejected: int = 0,
 ) -> tuple[Quantiles, list[str]]:
     """`q` with the rules of the module docstring applied; ValueError when nothing usable is left."""
+    if not negatives_seen and _untouched(q, ceiling):
+        return q, []
+    return _applied(resource, q, ceiling, where, negatives_seen, rejected)
+
+
+def _applied(
+    resource: Resource, q: Quantiles, ceiling: float, where: str, negatives_seen: bool, rejected: int
+) -> tuple[Quantiles, list[str]]:
+    """Every rule of the module docstring, applied one by one."""
     values = [getattr(q, a) for a in _POINTS] + [q.max]
     if not all(math.isfinite(v) for v in values):
         if rejected:  # the aggregation left out every sample: say so (the stored Recommendation stays)
