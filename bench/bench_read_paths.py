@@ -11,8 +11,9 @@ table times the JSON decoders on today's answers.
     nice .venv/bin/python bench/bench_read_paths.py --containers 500
 
 Remote read and the decoder comparison use protobuf, cramjam and msgspec (in the dev install).
-The XOR-chunk remote read is decoded by bench/xorchunk.py (pure Python: no maintained Python decoder of
-Prometheus chunks exists); before the table, its samples are checked against the samples answer.
+The XOR-chunk remote read is decoded by the recommender's own decoder (recommender/input/prometheus/
+xorchunks.py: no maintained Python decoder of Prometheus chunks exists); before the table, its samples are
+checked against the samples answer.
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_prometheus import Cluster  # noqa: E402
-from xorchunk import decode_xor  # noqa: E402
 
 from recommender.input.prometheus import queries  # noqa: E402
 from recommender.input.prometheus.client import parse_matrix  # noqa: E402
 from recommender.input.prometheus.prompb import RemoteRead, remote_read_messages  # noqa: E402
+from recommender.input.prometheus.remoteread import RemoteReadCodec  # noqa: E402
+from recommender.input.prometheus.xorchunks import decode_chunks  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import Server, cpu_seconds, running_prometheus  # noqa: E402
 from tests.integration.victoriametrics.server import flush, import_text, running_victoria_metrics  # noqa: E402
@@ -174,29 +176,20 @@ def _sample_sizes(messages: RemoteRead) -> Callable[[bytes], list[tuple[int, int
     return decode
 
 
-def chunked_series(messages: RemoteRead, body: bytes) -> Iterator[tuple[FloatArray, FloatArray]]:
-    """Frames: a uvarint length, a 4-byte CRC32C, one ChunkedReadResponse; each series' XOR chunks decoded
-    and joined."""
-    pos = 0
-    while pos < len(body):
-        size, shift = 0, 0
-        while True:
-            b = body[pos]
-            pos += 1
-            size |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
-        frame = messages.chunked_read_response.FromString(body[pos + 4 : pos + 4 + size])
-        pos += 4 + size
-        for s in frame.chunked_series:  # type: ignore[attr-defined]
-            parts = [decode_xor(c.data) for c in s.chunks]
-            yield np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+def chunked_series(body: bytes) -> Iterator[tuple[FloatArray, FloatArray]]:
+    """Each series of a streamed answer: its XOR chunks decoded (all the answer's at once) and joined."""
+    found = list(RemoteReadCodec().series(body))
+    decoded = decode_chunks([c for s in found for c in s.chunks])
+    first = 0
+    for s in found:
+        a, b = decoded.offsets[first], decoded.offsets[first + len(s.chunks)]
+        first += len(s.chunks)
+        yield decoded.timestamps_ms[a:b] / 1000.0, decoded.values[a:b]
 
 
 def _chunked_sizes(messages: RemoteRead) -> Callable[[bytes], list[tuple[int, int]]]:
     def decode(body: bytes) -> list[tuple[int, int]]:
-        return [(int(t.size), int(v.size)) for t, v in chunked_series(messages, body)]
+        return [(int(t.size), int(v.size)) for t, v in chunked_series(body)]
 
     return decode
 
@@ -225,7 +218,7 @@ def xor_agrees(server: Server, messages: RemoteRead, w: Window) -> str:
         ]
     resp = messages.read_response.FromString(bytes(cramjam.snappy.decompress_raw(answers[0])))
     want = [[s.value for s in ts.samples] for ts in resp.results[0].timeseries]  # type: ignore[attr-defined]
-    got = [v.tolist() for _, v in chunked_series(messages, answers[1])]
+    got = [v.tolist() for _, v in chunked_series(answers[1])]
     return f"{sum(map(len, got)):,} samples, {'equal' if sorted(got) == sorted(want) else 'DIFFERENT'}"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs
 
@@ -14,8 +16,11 @@ import pytest
 from podsizer.api import WorkloadRef
 from podsizer.subject import Subject
 from recommender.input.prometheus import PromClient, PrometheusSource
+from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.queries import MARK
+from recommender.input.prometheus.remoteread import CONTENT_TYPE
 from recommender.input.prometheus.source import SLOW_SCRAPE_WINDOW_S
+from tests.support.remoteread import chunked_answer, grid_ms, read_request
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
 START = END - timedelta(days=1)
@@ -207,3 +212,46 @@ def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
     (web,) = [u for u in snap.containers if u.container == "app"]
     assert web.cpu_cores.max == pytest.approx(0.7)  # web-2's rate over the wide window counts
     assert "PODSIZER_CPU_RATE_WINDOW" in caplog.text and "namespace ns: 2 containers" in caplog.text
+
+
+@pytest.mark.parametrize("offers_remote_read", [True, False])
+def test_a_raw_cold_start_reads_one_namespace_at_a_time(offers_remote_read: bool) -> None:
+    """Read raw, the work is this process' (decoding and folding): never two namespaces' reads at once,
+    whatever `concurrency` says (it is for range queries, whose work is the server's)."""
+    lock, in_flight, most = threading.Lock(), [0], [0]
+    reads: list[set[str]] = []
+
+    def peer(req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/api/v1/read" and offers_remote_read:
+            matchers, start, end, _ = read_request(req.content)
+            found = dict((n, v) for n, op, v in matchers if op == "=")
+            reads.append({found["namespace"]})
+            with lock:
+                in_flight[0] += 1
+                most[0] = max(most[0], in_flight[0])
+            time.sleep(0.005)  # long enough for a second read to overlap, were one sent
+            ts = [t for t in grid_ms(START.timestamp(), END.timestamp(), 300).tolist() if start <= t <= end]
+            metric = found["__name__"]
+            vs = [0.2 * t / 1000 for t in ts] if metric == q.CPU_METRIC else [1e8] * len(ts)
+            labels = {"__name__": metric, "namespace": found["namespace"], "pod": "web-1", "container": "app"}
+            with lock:
+                in_flight[0] -= 1
+            return httpx.Response(
+                200, content=chunked_answer([(labels, ts, vs)]), headers={"Content-Type": CONTENT_TYPE}
+            )
+        if (
+            req.url.path == "/api/v1/query_range"
+            and "container_" in parse_qs(req.content.decode())["query"][0]
+        ):
+            reads.append(
+                {v for v in re.findall(r'namespace="([^"]+)"', parse_qs(req.content.decode())["query"][0])}
+            )
+        return fake_prometheus(req)
+
+    with PromClient("http://prom", transport=httpx.MockTransport(peer)) as c:
+        source = PrometheusSource(c, namespaces=["a", "b", "c", "d"], concurrency=3, namespace_batch=2)
+        source.collect(START, END)
+    assert reads and all(len(r) == 1 for r in reads)  # a read names one namespace on either path
+    assert source.reads.chosen == ("remote-read" if offers_remote_read else "query")
+    if offers_remote_read:
+        assert most[0] == 1
