@@ -173,14 +173,16 @@ class IncrementalSource:
     def _cold(self, start: datetime, end: datetime, progress: Progress | None) -> _Read:
         """The window streamed into a new model (recommender.model.stream.cold_start: memory holds one
         batch's chunk), then one short read for the pods, GPUs, autoscalers and nodes of the window."""
+        reader, batch, points = self.source.cold_start_plan(start, end, self.namespace_batch, None)
         cold = cold_start(
-            self.source,
+            reader,
             start,
             end,
             recency=self.recency,
             chunk_s=self.chunk_s,
-            namespace_batch=self.namespace_batch,
+            namespace_batch=batch,
             progress=progress,
+            points_per_chunk=points,
         )
         # then a delta cycle with no pod known: the last hour again (whole: its demand replaces the chunks'),
         # no sample new to the histograms, the window's pods, GPUs, autoscalers and nodes

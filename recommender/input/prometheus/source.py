@@ -158,22 +158,25 @@ class PrometheusSource:
         out.namespaces, out.namespace_filter = list(namespaces), None
         return out
 
-    def _cold_start_plan(self, start: datetime, end: datetime) -> tuple[PrometheusSource, int]:
-        """Who reads a cold start's chunks and how many namespaces a chunk holds. Read raw (remote read,
-        export) the work is this process' decoding and folding: one namespace at a time, a chunk of one
-        namespace's series (cold_start reads the next while it folds one; more at once only contend for
-        the two cores). By range queries the work is the server's: `namespace_batch` namespaces,
-        `concurrency` at once, overlap our parsing with its evaluation. Auto's path is found first, by
-        reading the last step of the first namespace."""
+    def cold_start_plan(
+        self, start: datetime, end: datetime, batch: int, points: int | None
+    ) -> tuple[PrometheusSource, int, int | None]:
+        """Who reads a cold start's chunks, how many namespaces a chunk holds and how many points (None:
+        fixed chunks) for a caller's `batch` and `points`. Read raw (remote read, export) the work is this
+        process' decoding and folding: one namespace at a time, chunks of about `points_per_chunk` points
+        of its series (cold_start reads the next while it folds one; more at once only contend for the two
+        cores). By range queries the work is the server's: the caller's batch, `concurrency` namespaces at
+        once overlap our parsing with its evaluation. Auto's path is found first, by reading the last step
+        of the first namespace."""
         namespaces = self.namespaces_in(start, end)
         found = self.for_namespaces(namespaces)  # discovered once
         if not namespaces:
-            return found, self.namespace_batch
+            return found, batch, points
         hi, res = end.timestamp(), float(self.resolution_s)
         if self.reads.settle(namespaces[0], self.scope, GridSpec(hi - res, hi, res, self.rate_s)) == "query":
-            return found, self.namespace_batch
+            return found, batch, points
         found.concurrency = 1
-        return found, 1
+        return found, 1, self.points_per_chunk
 
     def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
         """The namespaces a dataset of [start, end] reads: those named, else those discovered and kept by
@@ -338,7 +341,7 @@ class PrometheusSource:
             raise ValueError("start and end must be timezone-aware datetimes")
         if end <= start:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
-        reader, batch = self._cold_start_plan(start, end)
+        reader, batch, points = self.cold_start_plan(start, end, self.namespace_batch, self.points_per_chunk)
         cold = cold_start(
             reader,
             start,
@@ -347,7 +350,7 @@ class PrometheusSource:
             chunk_s=self.chunk_s,
             namespace_batch=batch,
             progress=progress,
-            points_per_chunk=self.points_per_chunk,
+            points_per_chunk=points,
         )
         w = q.Window(round((end - start).total_seconds()), self.resolution_s, self.rate_s)
         cluster = self._fetch_cluster(w, start, end, set(cold.namespaces))

@@ -71,6 +71,11 @@ class Cut:
     def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
         return sorted({s.namespace for s in self.raw.containers})
 
+    def cold_start_plan(
+        self, start: datetime, end: datetime, batch: int, points: int | None
+    ) -> tuple[Cut, int, int | None]:
+        return self, batch, points  # the caller's plan, as for range queries
+
     def for_namespaces(self, namespaces: list[str]) -> Cut:
         keep = set(namespaces)
         raw = replace(
