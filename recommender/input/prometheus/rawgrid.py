@@ -1,5 +1,6 @@
-"""Raw samples (remote read's chunks, VictoriaMetrics' export) reduced to the query grid: the same series a
-range query answers (one per raw series, a point per step), so the raw model reads them alike.
+"""Raw samples (remote read's chunks, VictoriaMetrics' export) reduced to the query grid: the points a range
+query answers (a point per step), straight into the containers' rows (series.GridUsage), so the raw model
+reads every path alike.
 
 Step k of the grid lo + k * res covers (lo + (k - 1) * res, lo + k * res]:
 - a gauge's point is the highest sample in the step (max_over_time over one step);
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from recommender.input.prometheus.client import Labels, RangeResult
+from recommender.input.prometheus.client import Labels
+from recommender.input.prometheus.series import ContainerKey, GridUsage, Matrix, series_key
 from recommender.model import FloatArray
 
 IntArray = npt.NDArray[np.int64]
@@ -116,35 +118,54 @@ BLOCK = 64
 """Series reduced at once: the per-sample temporaries stay a few MiB whatever the answer's size."""
 
 
-def _blocks(raw: RawSeries) -> list[RawSeries]:
-    """The series in consecutive blocks of BLOCK (views, no copy)."""
+def _blocks(raw: RawSeries) -> list[tuple[int, RawSeries]]:
+    """The series in consecutive blocks of BLOCK (views, no copy), with the first one's index."""
     out = []
     for lo in range(0, len(raw.labels), BLOCK):
         hi = min(lo + BLOCK, len(raw.labels))
         a, b = int(raw.offsets[lo]), int(raw.offsets[hi])
-        out.append(
-            RawSeries(
-                raw.labels[lo:hi], raw.offsets[lo : hi + 1] - a, raw.timestamps_ms[a:b], raw.values[a:b]
-            )
+        part = RawSeries(
+            raw.labels[lo:hi], raw.offsets[lo : hi + 1] - a, raw.timestamps_ms[a:b], raw.values[a:b]
         )
+        out.append((lo, part))
     return out
 
 
-def peaks(raw: RawSeries, grid: Grid) -> RangeResult:
+def _folded(key: IntArray, values: FloatArray, fold: np.ufunc) -> tuple[IntArray, FloatArray]:
+    """`fold` of the values that share a key, per distinct key (keys come in series and time order, so
+    equal keys are neighbours; sorted first where they are not)."""
+    if (np.diff(key) < 0).any():
+        order = np.argsort(key, kind="stable")
+        key, values = key[order], values[order]
+    starts = np.flatnonzero(np.diff(key, prepend=key[0] - 1))
+    return key[starts], fold.reduceat(values, starts)
+
+
+def _put(out: Matrix, rows: IntArray, key: IntArray, values: FloatArray, n: int) -> None:
+    """Per-series points (key = series * n + step) onto their containers' rows, merged by max with what the
+    row has (a container's other incarnations)."""
+    flat = out.reshape(-1)  # a view: out is C-contiguous
+    at = rows[key // n] * n + key % n
+    if np.unique(rows).size == rows.size:  # one series per row in this block: no cell written twice
+        flat[at] = np.fmax(flat[at], values)
+    else:
+        np.fmax.at(flat, at, values)
+
+
+def _peaks(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid) -> None:
     """Each series' highest sample per step (a gauge: the working set)."""
-    out: RangeResult = []
-    for part in _blocks(raw):
+    for first, part in _blocks(raw):
         step = grid.step_of(part.timestamps_ms)
         on = (step >= 0) & (step < grid.n)
-        key = part.series_of()[on] * grid.n + step[on]
-        out += _points(part.labels, key, part.values[on], np.maximum, grid)
-    return out
+        if not on.any():
+            continue
+        key, peak = _folded(part.series_of()[on] * grid.n + step[on], part.values[on], np.maximum)
+        _put(out, rows[first : first + len(part.labels)], key, peak, grid.n)
 
 
-def rates(raw: RawSeries, grid: Grid, max_interval_s: float) -> RangeResult:
+def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, max_interval_s: float) -> None:
     """Each series' rate per step over the scrape intervals ending in it (a counter: CPU seconds)."""
-    out: RangeResult = []
-    for part in _blocks(raw):
+    for first, part in _blocks(raw):
         if part.samples < 2:
             continue
         t, v = part.timestamps_ms, part.values
@@ -154,30 +175,31 @@ def rates(raw: RawSeries, grid: Grid, max_interval_s: float) -> RangeResult:
         increase = np.where(rise >= 0, rise, v[1:])
         step = grid.step_of(t[1:])
         ok = (sid[1:] == sid[:-1]) & (dt > 0) & (dt <= max_interval_s * 1000) & (step >= 0) & (step < grid.n)
+        if not ok.any():
+            continue
         key = sid[1:][ok] * grid.n + step[ok]
-        increases = _points(part.labels, key, increase[ok], np.add, grid)
-        spans = _points(part.labels, key, dt[ok].astype(np.float64) / 1000.0, np.add, grid)
-        out += [(lab, ts, inc / span) for (lab, ts, inc), (_, _, span) in zip(increases, spans, strict=True)]
-    return out
+        at, increases = _folded(key, increase[ok], np.add)
+        _, spans = _folded(key, dt[ok].astype(np.float64) / 1000.0, np.add)
+        _put(out, rows[first : first + len(part.labels)], at, increases / spans, grid.n)
 
 
-def _points(
-    labels: list[Labels], key: IntArray, values: FloatArray, fold: np.ufunc, grid: Grid
-) -> RangeResult:
-    """Per series (key // n) its steps (key % n) with `fold` of the values that share a key; keys come in
-    series order (samples in time order), so equal keys are neighbours."""
-    if key.size == 0:
-        return []
-    if (np.diff(key) < 0).any():
-        order = np.argsort(key, kind="stable")
-        key, values = key[order], values[order]
-    starts = np.flatnonzero(np.diff(key, prepend=key[0] - 1))
-    folded, keys = fold.reduceat(values, starts), key[starts]
-    sid = keys // grid.n
-    times = grid.lo + grid.res * (keys % grid.n).astype(np.float64)
-    bounds = np.searchsorted(sid, np.arange(len(labels) + 1))
-    out: RangeResult = []
-    for i in np.flatnonzero(np.diff(bounds)).tolist():
-        a, b = int(bounds[i]), int(bounds[i + 1])
-        out.append(({k: v for k, v in labels[i].items() if k != "__name__"}, times[a:b], folded[a:b]))
-    return out
+def grid_usage(
+    cpu: RawSeries, memory: RawSeries, grid: Grid, rate_s: float, slow_window_s: float
+) -> tuple[GridUsage, set[ContainerKey]]:
+    """Raw counters and gauges on the grid, one row per (namespace, pod, container); the CPU of a row
+    with no rate over `rate_s` but SLOW_SCRAPE_POINTS or more working-set points is its rate over
+    `slow_window_s` (a slow scrape), and such rows' keys come back."""
+    cpu_keys = [series_key(labels) for labels in cpu.labels]
+    mem_keys = [series_key(labels) for labels in memory.labels]
+    keys = sorted(set(cpu_keys) | set(mem_keys))
+    row_of = {key: i for i, key in enumerate(keys)}
+    out = GridUsage.empty(keys, grid.lo, grid.res, grid.n)
+    cpu_rows = np.array([row_of[k] for k in cpu_keys], dtype=np.int64)
+    _peaks(out.memory, np.array([row_of[k] for k in mem_keys], dtype=np.int64), memory, grid)
+    _rates(out.cpu, cpu_rows, cpu, grid, rate_s)
+    slow = out.sparse_rows()
+    if not slow.any() or rate_s >= slow_window_s:
+        return out, set()
+    chosen = slow[cpu_rows]
+    _rates(out.cpu, cpu_rows[chosen], cpu.series(chosen), grid, slow_window_s)
+    return out, {keys[i] for i in np.flatnonzero(slow).tolist()}

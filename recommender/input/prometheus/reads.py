@@ -30,8 +30,8 @@ import orjson
 from podsizer.settings.names import where
 from podsizer.settings.source import ReadPath
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient, RangeResult
-from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, joined, peaks, rates
+from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient
+from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, grid_usage, joined
 from recommender.input.prometheus.remoteread import (
     CONTENT_TYPE,
     REQUEST_HEADERS,
@@ -40,7 +40,7 @@ from recommender.input.prometheus.remoteread import (
     Matcher,
     RemoteReadCodec,
 )
-from recommender.input.prometheus.series import ContainerKey, series_key, sparse_cpu
+from recommender.input.prometheus.series import ContainerKey, GridUsage, on_grid
 from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
 from recommender.model import SourceError
 
@@ -57,11 +57,10 @@ class NotOffered(Exception):
 
 @dataclass(frozen=True)
 class Usage:
-    """A namespace's CPU and working-set series on the grid; `slow`: containers whose CPU is the rate
-    over SLOW_SCRAPE_WINDOW_S (scraped less often than the rate window holds two samples)."""
+    """A namespace's CPU and working set on the grid; `slow`: containers whose CPU is the rate over
+    SLOW_SCRAPE_WINDOW_S (scraped less often than the rate window holds two samples)."""
 
-    cpu: RangeResult
-    memory: RangeResult
+    grid: GridUsage
     slow: set[ContainerKey] = field(default_factory=set)
 
 
@@ -170,30 +169,28 @@ class UsageReads:
         return self._on_grid(cpu, mem, spec)
 
     def _on_grid(self, cpu_raw: RawSeries, mem_raw: RawSeries, spec: GridSpec) -> Usage:
-        grid = spec.grid
         cpu_raw, bad_cpu = cleaned(cpu_raw)
         mem_raw, bad_mem = cleaned(mem_raw)
         self.client.rejections.add(NON_FINITE, bad_cpu + bad_mem)
-        cpu = rates(cpu_raw, grid, spec.rate_s)
-        memory = peaks(mem_raw, grid)
-        missing = sparse_cpu(cpu, memory)
-        if not missing or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
-            return Usage(cpu, memory)
-        chosen = np.array([series_key(lab) in missing for lab in cpu_raw.labels], dtype=bool)
-        wide = rates(cpu_raw.series(chosen), grid, SLOW_SCRAPE_WINDOW_S)
-        return Usage(cpu + wide, memory, missing)
+        grid, slow = grid_usage(cpu_raw, mem_raw, spec.grid, spec.rate_s, SLOW_SCRAPE_WINDOW_S)
+        return Usage(grid, slow)
 
     def _query(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
-        c, grid = self.client, (spec.lo, spec.hi, spec.res)
+        c, span = self.client, (spec.lo, spec.hi, spec.res)
         w = q.Window(round(spec.hi - spec.lo), round(spec.res), spec.rate_s)
-        cpu = c.query_range_split(q.cpu_rate(ns, w, scope), *grid)
-        mem = c.query_range_split(q.memory_peak(ns, w, scope), *grid)
-        missing = sparse_cpu(cpu, mem)
-        if not missing or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
-            return Usage(cpu, mem)
+        grid = on_grid(
+            c.query_range_split(q.cpu_rate(ns, w, scope), *span),
+            c.query_range_split(q.memory_peak(ns, w, scope), *span),
+            spec.lo,
+            spec.res,
+            spec.grid.n,
+        )
+        slow = grid.sparse_rows()
+        if not slow.any() or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
+            return Usage(grid)
         wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
-        found = c.query_range_split(q.cpu_rate(ns, wide, scope), *grid)
-        return Usage(cpu + [s for s in found if series_key(s[0]) in missing], mem, missing)
+        grid.fill_cpu(c.query_range_split(q.cpu_rate(ns, wide, scope), *span))
+        return Usage(grid, {grid.keys[i] for i in np.flatnonzero(slow).tolist()})
 
     def _split(self, fetch: Callable[[int, int], _T], lo: float, hi: float) -> list[_T]:
         """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap: the

@@ -1,10 +1,15 @@
-"""Range-query answers as the raw model: one pre-reduced ContainerSamples per container of a pod."""
+"""Usage series on the query grid as the raw model: one pre-reduced ContainerSamples per container of a pod.
+
+Every read path ends here (recommender/input/prometheus/reads.py): range-query answers are put on the grid
+by on_grid, raw samples by rawgrid.grid_usage; container_samples cuts the rows into the raw model."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from recommender.input.prometheus.client import RangeResult
 from recommender.model import FloatArray
@@ -12,6 +17,35 @@ from recommender.model.raw import ContainerSamples
 from recommender.model.timegrid import point_index
 
 ContainerKey = tuple[str, str, str]
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class GridUsage:
+    """Each container's CPU and working set on the grid lo + i * step: row r is keys[r] (NaN: no point);
+    the incarnations (restarts) of a container merged by max."""
+
+    keys: list[ContainerKey]
+    cpu: Matrix
+    memory: Matrix
+    lo: float
+    step: float
+
+    @staticmethod
+    def empty(keys: list[ContainerKey], lo: float, step: float, n: int) -> GridUsage:
+        return GridUsage(keys, np.full((len(keys), n), np.nan), np.full((len(keys), n), np.nan), lo, step)
+
+    def fill_cpu(self, result: RangeResult) -> None:
+        """More CPU series (of containers already on the grid) merged in by max."""
+        row_of = {key: i for i, key in enumerate(self.keys)}
+        _fill(self.cpu, [s for s in result if _key(s[0]) in row_of], row_of, self.lo, self.step)
+
+    def sparse_rows(self) -> npt.NDArray[np.bool_]:
+        """Rows with SLOW_SCRAPE_POINTS or more working-set points and no CPU point at all: samples further
+        apart than the rate window (a slow scrape), not a container that lived too short."""
+        seen = np.count_nonzero(np.isfinite(self.memory), axis=1) >= SLOW_SCRAPE_POINTS
+        sparse: npt.NDArray[np.bool_] = seen & ~np.isfinite(self.cpu).any(axis=1)
+        return sparse
 
 
 SLOW_SCRAPE_POINTS = 3  # a container seen this often has lived long enough for a rate at any sane scrape
@@ -23,17 +57,6 @@ def series_key(labels: Mapping[str, str]) -> ContainerKey:
 
 
 _key = series_key
-
-
-def sparse_cpu(cpu: RangeResult, memory: RangeResult) -> set[ContainerKey]:
-    """Containers with SLOW_SCRAPE_POINTS or more working-set points and no CPU rate point at all: their
-    samples are further apart than the rate window (a slow scrape), not a container that lived too short."""
-    rated = {series_key(labels) for labels, _, vs in cpu if np.isfinite(vs).any()}
-    seen: dict[ContainerKey, int] = {}
-    for labels, _, vs in memory:
-        key = series_key(labels)
-        seen[key] = seen.get(key, 0) + int(np.isfinite(vs).sum())
-    return {key for key, n in seen.items() if n >= SLOW_SCRAPE_POINTS and key not in rated}
 
 
 def _fill(
@@ -68,23 +91,23 @@ def _fill(
         row[i[good]] = np.fmax(row[i[good]], v[good])
 
 
-def container_samples(
-    cpu: RangeResult,
-    memory: RangeResult,
-    samples: Mapping[ContainerKey, int],
-    lo: float,
-    step: float,
-    n: int,
-) -> list[ContainerSamples]:
-    """One series per (namespace, pod, container) on the grid lo + i*step (i < n): CPU rate and peak
-    working set per step, trimmed to the points where either has a value; `samples` are the raw
-    working-set sample counts (None where Prometheus gave none)."""
-    grid: FloatArray = lo + step * np.arange(n, dtype=np.float64)
+def on_grid(cpu: RangeResult, memory: RangeResult, lo: float, step: float, n: int) -> GridUsage:
+    """Range-query answers on the grid lo + i*step (i < n), one row per (namespace, pod, container)."""
     keys = sorted({_key(labels) for labels, _, _ in cpu} | {_key(labels) for labels, _, _ in memory})
     row_of = {key: i for i, key in enumerate(keys)}
-    c, m = np.full((len(keys), n), np.nan), np.full((len(keys), n), np.nan)
-    _fill(c, cpu, row_of, lo, step)
-    _fill(m, memory, row_of, lo, step)
+    out = GridUsage.empty(keys, lo, step, n)
+    _fill(out.cpu, cpu, row_of, lo, step)
+    _fill(out.memory, memory, row_of, lo, step)
+    return out
+
+
+def container_samples(grid: GridUsage, samples: Mapping[ContainerKey, int]) -> list[ContainerSamples]:
+    """One series per (namespace, pod, container): CPU rate and peak working set per step, trimmed to the
+    points where either has a value; `samples` are the raw working-set sample counts (None where the
+    source gave none)."""
+    c, m, keys = grid.cpu, grid.memory, grid.keys
+    n = c.shape[1]
+    times: FloatArray = grid.lo + grid.step * np.arange(n, dtype=np.float64)
     seen = np.isfinite(c) | np.isfinite(m)
     has = seen.any(axis=1)
     zero = np.zeros(len(keys), dtype=np.int64)
@@ -100,7 +123,7 @@ def container_samples(
     return [
         ContainerSamples(
             *key,
-            timestamps=grid[a[i] : b[i]],
+            timestamps=times[a[i] : b[i]],
             cpu_cores=cut(c, i),
             memory_bytes=cut(m, i),
             samples=samples.get(key),

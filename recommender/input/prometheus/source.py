@@ -28,7 +28,7 @@ from recommender.model.raw import ContainerSamples, GpuSamples, OomKill, OwnerLi
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency
 from recommender.model.stream import cold_start
-from recommender.model.timegrid import aligned, point_count
+from recommender.model.timegrid import aligned
 
 log = logging.getLogger("podsizer")
 
@@ -220,9 +220,7 @@ class PrometheusSource:
         usage = self.reads.usage(ns, self.scope, GridSpec(lo, hi, res, self.rate_s))
         if usage.slow:
             self._warn_slow(ns, len(usage.slow))
-        containers = container_samples(
-            usage.cpu, usage.memory, ident.samples, lo, res, point_count(lo, hi, res)
-        )
+        containers = container_samples(usage.grid, ident.samples)
         del usage
         return _Namespace(ident.pods, ident.owners, containers, _ooms(containers, ident.oom_killed))
 

@@ -102,9 +102,7 @@ class CrdStore:
         except KubeApiError as exc:
             raise StoreError(str(exc)) from exc
 
-    def _put_once(
-        self, ns: str, name: str, desired: dict[str, Any], current: dict[str, Any] | None
-    ) -> None:
+    def _put_once(self, ns: str, name: str, desired: dict[str, Any], current: dict[str, Any] | None) -> None:
         if current is None:
             body = copy.deepcopy(desired)
             body.pop("status", None)

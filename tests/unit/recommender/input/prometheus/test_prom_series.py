@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from recommender.input.prometheus.series import container_samples
+from recommender.input.prometheus.series import container_samples, on_grid
 from recommender.model import FloatArray
 
 
@@ -22,7 +22,7 @@ def test_incarnations_of_a_container_merge_on_the_grid_by_max() -> None:
     old = (lab("p", id="a"), arr(0, 300, 600), arr(1.0, 2.0, math.nan))
     new = (lab("p", id="b"), arr(600, 900), arr(5.0, 1.0))
     mem = (lab("p"), arr(0, 300, 600, 900), arr(10.0, 20.0, 30.0, 40.0))
-    (s,) = container_samples([old, new], [mem], {("ns", "p", "app"): 17}, 0.0, 300.0, 5)
+    (s,) = container_samples(on_grid([old, new], [mem], 0.0, 300.0, 5), {("ns", "p", "app"): 17})
     assert s.timestamps.tolist() == [0, 300, 600, 900]
     assert s.cpu_cores.tolist() == [1.0, 2.0, 5.0, 1.0]
     assert s.memory_bytes.tolist() == [10.0, 20.0, 30.0, 40.0]
@@ -32,7 +32,7 @@ def test_incarnations_of_a_container_merge_on_the_grid_by_max() -> None:
 def test_series_are_trimmed_to_points_with_a_value_and_share_the_grid() -> None:
     late = (lab("late"), arr(600, 900), arr(0.5, 0.5))
     early = (lab("early"), arr(0, 300), arr(0.1, 0.1))
-    a, b = container_samples([late, early], [], {}, 0.0, 300.0, 4)
+    a, b = container_samples(on_grid([late, early], [], 0.0, 300.0, 4), {})
     assert (a.pod, a.timestamps.tolist(), a.samples) == ("early", [0, 300], None)
     assert (b.pod, b.timestamps.tolist()) == ("late", [600, 900])
     assert np.isnan(b.memory_bytes).all()
@@ -40,5 +40,7 @@ def test_series_are_trimmed_to_points_with_a_value_and_share_the_grid() -> None:
 
 
 def test_a_container_with_only_nan_points_is_kept_empty_for_the_aggregation_to_skip() -> None:
-    (s,) = container_samples([(lab("p"), arr(0, 300), arr(math.nan, math.nan))], [], {}, 0.0, 300.0, 2)
+    (s,) = container_samples(
+        on_grid([(lab("p"), arr(0, 300), arr(math.nan, math.nan))], [], 0.0, 300.0, 2), {}
+    )
     assert (s.timestamps.size, s.cpu_cores.size, s.memory_bytes.size) == (0, 0, 0)

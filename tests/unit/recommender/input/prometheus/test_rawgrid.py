@@ -8,11 +8,36 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, RawSeries, cleaned, joined, peaks, rates
+from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, RawSeries, cleaned, grid_usage, joined
+from recommender.input.prometheus.series import ContainerKey, GridUsage
 
 LO = 1_764_547_200.0  # a grid point (s)
 GRID = Grid(LO, 60.0, 60)  # an hour at 1 minute
 POD = {"__name__": "x", "namespace": "ns", "pod": "p", "container": "c"}
+
+
+Rows = list[tuple[ContainerKey, np.ndarray, np.ndarray]]
+
+
+def _rows(grid: GridUsage, matrix: np.ndarray) -> Rows:
+    """The grid's rows with a point: (container, step times, values)."""
+    times = grid.lo + grid.step * np.arange(matrix.shape[1])
+    out = []
+    for key, row in zip(grid.keys, matrix, strict=True):
+        seen = np.isfinite(row)
+        if seen.any():
+            out.append((key, times[seen], row[seen]))
+    return out
+
+
+def rates(series: RawSeries, grid: Grid, max_interval_s: float) -> Rows:
+    usage, _ = grid_usage(series, raw(), grid, max_interval_s, max_interval_s)
+    return _rows(usage, usage.cpu)
+
+
+def peaks(series: RawSeries, grid: Grid) -> Rows:
+    usage, _ = grid_usage(raw(), series, grid, 120, 120)
+    return _rows(usage, usage.memory)
 
 
 def raw(*series: tuple[dict[str, str], list[float], list[float]]) -> RawSeries:
@@ -28,8 +53,8 @@ def raw(*series: tuple[dict[str, str], list[float], list[float]]) -> RawSeries:
 def test_a_counter_scraped_every_minute_gives_each_intervals_rate_at_its_end() -> None:
     ts = [LO + 60 * i for i in range(-1, 60)]
     counter = np.cumsum([0.5 * 60 * (1 + (i % 3)) for i in range(61)]).tolist()
-    ((labels, at, rate),) = rates(raw((POD, ts, counter)), GRID, 120)
-    assert "__name__" not in labels and labels["pod"] == "p"
+    ((key, at, rate),) = rates(raw((POD, ts, counter)), GRID, 120)
+    assert key == ("ns", "p", "c")
     assert at.tolist() == [LO + 60 * i for i in range(60)]
     assert rate.tolist() == pytest.approx([0.5 * (1 + ((i + 1) % 3)) for i in range(60)])
 
@@ -60,8 +85,8 @@ def test_a_gauge_gives_each_steps_highest_sample_and_nothing_off_the_grid() -> N
 def test_series_stay_apart_and_empty_ones_are_left_out() -> None:
     other = {**POD, "pod": "q"}
     both = raw((POD, [LO, LO + 60], [1.0, 2.0]), ({**POD, "pod": "gone"}, [], []), (other, [LO], [3.0]))
-    assert [(lab["pod"], p.tolist()) for lab, _, p in peaks(both, GRID)] == [("p", [1.0, 2.0]), ("q", [3.0])]
-    assert [lab["pod"] for lab, _, _ in rates(both, GRID, 120)] == ["p"]  # q has no interval
+    assert [(key[1], p.tolist()) for key, _, p in peaks(both, GRID)] == [("p", [1.0, 2.0]), ("q", [3.0])]
+    assert [key[1] for key, _, _ in rates(both, GRID, 120)] == ["p"]  # q has no interval
 
 
 def test_staleness_markers_are_gaps_and_other_non_finite_values_are_counted() -> None:
@@ -109,3 +134,16 @@ def test_rates_over_any_regular_scrape_add_up_to_the_counters_increase(
     assert sum(r * per_step[t] for t, r in zip(at.tolist(), rate.tolist(), strict=True)) == pytest.approx(
         counter[-1] - counter[0]
     )
+
+
+def test_incarnations_of_a_container_merge_by_max_and_a_slow_scrape_gets_the_wide_rate() -> None:
+    old = ({**POD, "id": "a"}, [LO - 60, LO, LO + 60], [0.0, 6.0, 12.0])  # 0.1 cores
+    new = ({**POD, "id": "b"}, [LO + 60, LO + 120], [0.0, 30.0])  # 0.5 cores from its second sample
+    slow = ({**POD, "pod": "s"}, [LO - 600 + 300 * i for i in range(8)], [30.0 * i for i in range(8)])
+    memory = raw(({**POD, "pod": "s"}, [LO + 300 * i for i in range(4)], [1.0] * 4), (POD, [LO], [5.0]))
+    usage, sparse = grid_usage(raw(old, new, slow), memory, GRID, 120, 600)
+    assert usage.keys == [("ns", "p", "c"), ("ns", "s", "c")]
+    assert sparse == {("ns", "s", "c")}  # 4 working-set points, no interval within 120 s
+    ((_, at, rate), (_, slow_at, slow_rate)) = _rows(usage, usage.cpu)
+    assert at.tolist() == [LO, LO + 60, LO + 120] and rate.tolist() == pytest.approx([0.1, 0.1, 0.5])
+    assert slow_rate.tolist() == pytest.approx([0.1] * slow_rate.size) and slow_at[0] == LO

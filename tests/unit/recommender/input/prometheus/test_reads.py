@@ -87,11 +87,11 @@ def test_auto_takes_the_cheapest_path_offered_and_keeps_it(offers: tuple[str, ..
     endpoint = {"remote-read": "/api/v1/read", "export": "/api/v1/export", "query": "/api/v1/query_range"}
     assert set(peer.asked) == {endpoint[chosen]}  # nothing else is tried again
     for usage in (first, second):
-        ((_, cpu_at, cpu),) = usage.cpu
-        ((_, mem_at, mem),) = usage.memory
-        assert cpu_at.tolist() == mem_at.tolist() == np.arange(LO, LO + 3601, 60).tolist()
-        assert cpu.tolist() == pytest.approx([0.25] * 61)
-        assert mem.min() >= 1e8
+        grid = usage.grid
+        assert grid.keys == [("ns", "web-1", "app")] and (grid.lo, grid.step) == (LO, 60.0)
+        assert grid.cpu.shape == grid.memory.shape == (1, 61)  # every step of the hour has both
+        assert grid.cpu[0].tolist() == pytest.approx([0.25] * 61)
+        assert grid.memory[0].min() >= 1e8
 
 
 def test_a_forced_path_the_server_lacks_is_an_error_naming_the_setting() -> None:
@@ -157,7 +157,7 @@ def test_a_slow_scrape_gets_its_cpu_from_the_wide_window() -> None:
         "ns", q.UNSCOPED, SPEC
     )
     assert usage.slow == {("ns", "web-1", "app")}
-    ((_, _, cpu),) = usage.cpu
+    cpu = usage.grid.cpu[0][np.isfinite(usage.grid.cpu[0])]
     assert cpu.tolist() == pytest.approx([0.1] * cpu.size) and cpu.size == 13
 
 
@@ -170,8 +170,8 @@ def test_a_raw_answer_over_the_cap_is_asked_again_over_halves_with_the_same_resu
 
     def usage(cap: int) -> list[list[float]]:
         client = PromClient("http://prom", transport=httpx.MockTransport(peer), max_response_bytes=cap)
-        found = UsageReads(client, "remote-read").usage("ns", q.UNSCOPED, SPEC)
-        return [vs.tolist() for _, _, vs in found.cpu + found.memory]
+        found = UsageReads(client, "remote-read").usage("ns", q.UNSCOPED, SPEC).grid
+        return [row.tolist() for row in (*found.cpu, *found.memory)]
 
     whole = usage(10 * 2**20)
     assert usage(4096) == whole and whole  # pieces of at most 4 KiB, joined
