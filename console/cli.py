@@ -16,7 +16,8 @@ from podsizer.settings.names import where
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The console flags: --console-port for PODSIZER_CONSOLE_PORT (also --port), and so on."""
-    add_settings_arguments(parser, ConsoleSettings)
+    # the console decides the source itself when none is set (ConsoleSettings.chosen_source)
+    add_settings_arguments(parser, ConsoleSettings, defaults={"source": "see --console-source"})
 
 
 def run(args: argparse.Namespace) -> int:

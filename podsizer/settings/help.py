@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from argparse import SUPPRESS
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -53,8 +53,9 @@ def _old_flags(info: FieldInfo) -> list[str]:
     return [str(f) for f in flags] if isinstance(flags, list) else []
 
 
-def _help(name: str, info: FieldInfo) -> str:
-    return f"{info.description} [{env_name(name)}, default: {shown_default(info)}]".replace("%", "%%")
+def _help(name: str, info: FieldInfo, default: str | None = None) -> str:
+    shown = shown_default(info) if default is None else default
+    return f"{info.description} [{env_name(name)}, default: {shown}]".replace("%", "%%")
 
 
 def grouped(settings: type[BaseModel]) -> dict[str, list[str]]:
@@ -70,9 +71,11 @@ def add_arguments(
     parser: argparse.ArgumentParser,
     settings: type[BaseModel],
     unlisted: Collection[type[SettingsGroup]] = (),
+    defaults: Mapping[str, str] | None = None,
 ) -> None:
     """One flag per setting (--cpu-margin for PODSIZER_CPU_MARGIN) under its heading; absent flags leave
-    env and defaults. The settings of the `unlisted` groups are accepted but not shown in --help.
+    env and defaults. The settings of the `unlisted` groups are accepted but not shown in --help;
+    `defaults`: what --help says a setting's default is where the command decides it otherwise.
 
     Booleans take `--flag`, `--flag true|false` and `--no-flag`."""
     hidden = {name for group in unlisted for name in group.model_fields}
@@ -83,7 +86,7 @@ def add_arguments(
         shown = [n for n in names if n not in hidden]
         group = parser.add_argument_group(title if shown else None)
         for name in names:
-            _add(group, name, settings.model_fields[name], name not in hidden)
+            _add(group, name, settings.model_fields[name], name not in hidden, (defaults or {}).get(name))
     if hidden:
         headings = ", ".join(g.heading for g in unlisted)
         parser.epilog = (
@@ -91,10 +94,12 @@ def add_arguments(
         )
 
 
-def _add(group: argparse._ArgumentGroup, name: str, info: FieldInfo, listed: bool) -> None:
+def _add(
+    group: argparse._ArgumentGroup, name: str, info: FieldInfo, listed: bool, default: str | None
+) -> None:
     # default=SUPPRESS: an absent flag leaves no attribute, so the environment and defaults apply
     flags = [flag_name(name), *_old_flags(info)]
-    dest, about = DEST_PREFIX + name, _help(name, info) if listed else SUPPRESS
+    dest, about = DEST_PREFIX + name, _help(name, info, default) if listed else SUPPRESS
     if info.annotation is bool:
         off = "--no-" + flag_name(name)[2:]
         group.add_argument(

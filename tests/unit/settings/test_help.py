@@ -142,3 +142,15 @@ def test_the_docs_tables_give_the_defaults_the_help_shows() -> None:
         if shown != shown_default(fields[variable])
     ]
     assert wrong == []
+
+
+def test_the_consoles_help_does_not_promise_a_source_it_does_not_pick(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no source set the console serves the demo (or Prometheus where a URL is given): its --source
+    says so by pointing at --console-source, where recommend's says prometheus."""
+    console = _help(capsys, monkeypatch, "console")
+    recommend = _help(capsys, monkeypatch, "recommend")
+    assert re.search(r"--source SOURCE .*\[PODSIZER_SOURCE, default: see --console-source\]", console)
+    assert re.search(r"--source SOURCE .*\[PODSIZER_SOURCE, default: prometheus\]", recommend)
+    assert "else demo, the built-in data set" in console
