@@ -42,6 +42,7 @@ from bench_prometheus import Cluster  # noqa: E402
 from recommender.input.prometheus import queries  # noqa: E402
 from recommender.input.prometheus.client import parse_matrix  # noqa: E402
 from recommender.input.prometheus.prompb import RemoteRead, remote_read_messages  # noqa: E402
+from recommender.input.prometheus.reads import _export_lines as export_lines  # noqa: E402
 from recommender.input.prometheus.remoteread import RemoteReadCodec  # noqa: E402
 from recommender.input.prometheus.xorchunks import decode_chunks  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
@@ -195,17 +196,13 @@ def _chunked_sizes(messages: RemoteRead) -> Callable[[bytes], list[tuple[int, in
 
 
 def vm_export(client: httpx.Client, w: Window, ns: str, metric: str, fig: Figures) -> None:
-    """VictoriaMetrics' export API: one JSON line per series with its raw values and timestamps (ms)."""
+    """VictoriaMetrics' export API: one JSON line per series with its raw values and timestamps (ms),
+    decoded as the recommender decodes it."""
     form = {"match[]": raw_selector(metric, ns), "start": f"{w.start:.0f}", "end": f"{w.end:.0f}"}
 
     def decode(body: bytes) -> list[tuple[int, int]]:
-        out = []
-        for line in body.splitlines():
-            row = orjson.loads(line)
-            t = np.array(row["timestamps"], dtype=np.int64)
-            v = np.array(row["values"], dtype=np.float64)
-            out.append((int(t.size), int(v.size)))
-        return out
+        raw = export_lines(body)  # the recommender's own reading of it
+        return [(int(n), int(n)) for n in np.diff(raw.offsets)]
 
     _decode(fig, _post(client, "/api/v1/export", form), decode)
 

@@ -19,6 +19,7 @@ intervals ending in the step, memory the step's highest sample (rawgrid's docstr
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from podsizer.settings.names import where
 from podsizer.settings.source import ReadPath
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient
-from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, grid_usage, joined
+from recommender.input.prometheus.rawgrid import Grid, IntArray, RawSeries, cleaned, grid_usage, joined
 from recommender.input.prometheus.remoteread import (
     CONTENT_TYPE,
     REQUEST_HEADERS,
@@ -42,7 +43,7 @@ from recommender.input.prometheus.remoteread import (
 )
 from recommender.input.prometheus.series import ContainerKey, GridUsage, on_grid
 from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
-from recommender.model import SourceError
+from recommender.model import FloatArray, SourceError
 
 log = logging.getLogger("podsizer")
 _T = TypeVar("_T")
@@ -260,19 +261,42 @@ class UsageReads:
             raise SourceError(f"{self.client.base_url} sent a malformed {what}: {exc}") from exc
 
 
+_VALUES, _TIMES = b',"values":[', b'],"timestamps":['
+_NUMBER = b"0123456789.eE+-,InfNa"
+"""What a run of numbers may hold: VictoriaMetrics writes +Inf, -Inf and NaN as bare words (not JSON)."""
+
+
+def _export_line(line: bytes) -> tuple[dict[str, str], IntArray, FloatArray]:
+    """One series of VictoriaMetrics' export: its labels through orjson, its numbers straight into arrays
+    (no Python object per sample); a line laid out otherwise, or with a value that is not a plain
+    number, is read whole by orjson."""
+    head, mid, end = line.find(_VALUES), line.find(_TIMES), line.rfind(b"]}")
+    values, times = line[head + len(_VALUES) : mid], line[mid + len(_TIMES) : end]
+    if 0 < head < mid < end and not values.translate(None, _NUMBER) and not times.translate(None, _NUMBER):
+        metric = orjson.loads(line[:head] + b"}")["metric"]
+        v = np.fromstring(values, dtype=np.float64, sep=",") if values else np.empty(0)
+        t = np.fromstring(times, dtype=np.int64, sep=",") if times else np.empty(0, np.int64)
+        if (v.size, t.size) != (values.count(b",") + bool(values), times.count(b",") + bool(times)):
+            raise ValueError(f"a run of numbers that does not parse whole: {line[head : head + 120]!r}")
+    else:
+        row = orjson.loads(line)
+        metric = row["metric"]
+        t = np.array(row["timestamps"], dtype=np.int64)
+        v = np.array([math.nan if x is None else x for x in row["values"]], dtype=np.float64)
+    if t.size != v.size:
+        raise ValueError(f"a series with {t.size} timestamps and {v.size} values")
+    return {str(k): str(x) for k, x in metric.items()}, t, v
+
+
 def _export_lines(body: bytes) -> RawSeries:
     """VictoriaMetrics' export: one JSON object a line with the series' labels, values and timestamps."""
     labels, ts, vs = [], [], []
     for line in body.splitlines():
         if not line.strip():
             continue
-        row = orjson.loads(line)
-        t = np.array(row["timestamps"], dtype=np.int64)
-        v = np.array(row["values"], dtype=np.float64)
-        if t.size != v.size:
-            raise ValueError(f"a series with {t.size} timestamps and {v.size} values")
-        labels.append({str(k): str(x) for k, x in row["metric"].items()})
+        found, t, v = _export_line(line)
         order = np.argsort(t, kind="stable")
+        labels.append(found)
         ts.append(t[order])
         vs.append(v[order])
     sizes = np.array([t.size for t in ts], dtype=np.int64)

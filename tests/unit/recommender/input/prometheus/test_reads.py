@@ -14,7 +14,7 @@ import pytest
 from recommender.input.prometheus import PromClient
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge
-from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S, GridSpec, UsageReads
+from recommender.input.prometheus.reads import SLOW_SCRAPE_WINDOW_S, GridSpec, UsageReads, _export_line
 from recommender.input.prometheus.remoteread import CONTENT_TYPE
 from recommender.model import SourceError
 from tests.support.remoteread import chunked_answer, grid_ms, read_request
@@ -177,3 +177,21 @@ def test_a_raw_answer_over_the_cap_is_asked_again_over_halves_with_the_same_resu
     assert usage(4096) == whole and whole  # pieces of at most 4 KiB, joined
     with pytest.raises(AnswerTooLarge, match=r"even over 1/\d+ of the time range"):
         usage(64)  # a sixteenth of the range is still over: the namespace cannot be read
+
+
+def test_an_export_line_is_read_into_arrays_bare_infinities_included() -> None:
+    """VictoriaMetrics writes +Inf, -Inf and NaN as bare words (not JSON): they are read, then counted as
+    rejected like any non-finite sample; a line laid out otherwise is read whole; a broken run is refused."""
+    line = (
+        b'{"metric":{"__name__":"m","pod":"p"},"values":[1,2.5e-05,+Inf,-Inf,NaN],"timestamps":[1,2,3,4,5]}'
+    )
+    labels, ts, vs = _export_line(line)
+    assert labels == {"__name__": "m", "pod": "p"} and ts.tolist() == [1, 2, 3, 4, 5]
+    assert vs[:4].tolist() == [1.0, 2.5e-05, float("inf"), float("-inf")] and np.isnan(vs[4])
+    reordered = b'{"timestamps":[7,8],"values":[3,null],"metric":{"pod":"q"}}'
+    labels, ts, vs = _export_line(reordered)
+    assert labels == {"pod": "q"} and ts.tolist() == [7, 8] and vs[0] == 3.0 and np.isnan(vs[1])
+    with pytest.raises(ValueError):
+        _export_line(b'{"metric":{"pod":"p"},"values":[1,2a],"timestamps":[1,2]}')
+    with pytest.raises(ValueError, match="2 timestamps and 1 values"):
+        _export_line(b'{"metric":{"pod":"p"},"values":[1],"timestamps":[1,2]}')
