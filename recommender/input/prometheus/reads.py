@@ -11,9 +11,10 @@ offers, chosen once per source (PODSIZER_PROMETHEUS_READ, default auto).
 auto asks for remote read first, then the export API, then queries, and keeps the first the server
 answers: a 4xx, a 501 or an answer of another type means "not here" (logged once), not a failure.
 
-Every path gives the same series: per raw series one point per grid step, CPU the rate over the scrape
-intervals ending in the step, memory the step's highest sample (rawgrid's docstring); a range query's
-2.x closed windows hold one sample more at each end, a difference within a histogram bucket.
+Every path ends in the same GridUsage (series.py: one row per container, a point per grid step). Read raw,
+CPU is the rate over the scrape intervals ending in the step and memory the step's highest sample
+(rawgrid.py); a range query's rate averages its window (2 minutes: two intervals at a 60 s scrape) and
+Prometheus 2's closed ranges hold one sample more (docs/recommender.md, "How samples are read").
 """
 
 from __future__ import annotations
