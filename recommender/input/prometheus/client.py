@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import httpx
@@ -61,6 +61,38 @@ def step_for(start: datetime | float, end: datetime | float, min_step: float) ->
     # points = floor(span / step) + 1 must stay below MAX_POINTS_PER_SERIES
     needed = math.ceil(span / (MAX_POINTS_PER_SERIES - 1)) if span > 0 else 0
     return float(max(math.ceil(min_step), needed))
+
+
+_R = TypeVar("_R")
+_T = TypeVar("_T", int, float)
+
+
+def split_over_time(
+    fetch: Callable[[_T, _T], _R],
+    ranges: list[tuple[_T, _T]],
+    halves: Callable[[_T, _T], tuple[tuple[_T, _T], tuple[_T, _T]] | None],
+    max_parts: int = MAX_SPLIT_PARTS,
+) -> list[_R]:
+    """fetch over each of the consecutive `ranges`, in time order; a range whose answer is over the byte
+    cap (AnswerTooLarge) is asked again as the two `halves` of it, the earlier first, at most
+    `max_parts` - 1 halvings in all: with at most max_response_bytes read at a time, the same answers.
+    AnswerTooLarge, naming the share of the range, when a piece that cannot be halved (None) or one past
+    the last halving allowed is still over."""
+    todo = [(lo, hi, 1) for lo, hi in reversed(ranges)]  # earliest popped first
+    parts, done = 1, []
+    while todo:
+        lo, hi, share = todo.pop()
+        try:
+            done.append(fetch(lo, hi))
+            continue
+        except AnswerTooLarge as exc:
+            split = halves(lo, hi) if parts < max_parts else None
+            if split is None:
+                raise AnswerTooLarge(f"{exc} (even over 1/{share} of the time range)") from exc
+        (a, b), (c, d) = split
+        todo += [(c, d, share * 2), (a, b, share * 2)]
+        parts += 1
+    return done
 
 
 class AnswerTooLarge(SourceError):
@@ -321,24 +353,20 @@ class PromClient:
         max_response_bytes is asked again over halves of its time range (on the step grid), down to
         max_parts pieces; the pieces joined per series: the same result as one answer, with at most
         max_response_bytes read at a time. AnswerTooLarge when a piece is still over."""
-        pieces: list[RangeResult] = []
-        todo = [(lo, hi, 1) for lo, hi in reversed(point_pieces(start, end, step))]  # earliest popped first
-        parts = 1
-        while todo:
-            lo, hi, share = todo.pop()
-            try:
-                pieces.append(self.query_range(promql, lo, hi, step))
-                continue
-            except AnswerTooLarge as exc:
-                points = int((hi - lo) // step) + 1
-                if points < 2 or parts >= max_parts:
-                    raise AnswerTooLarge(f"{exc} (even over 1/{share} of the time range)") from exc
-            mid = lo + ((points - 1) // 2) * step
-            todo += [
-                (mid + step, hi, share * 2),
-                (lo, mid, share * 2),
-            ]  # earliest first: pieces in time order
-            parts += 1
+
+        def halves(lo: float, hi: float) -> tuple[tuple[float, float], tuple[float, float]] | None:
+            points = int((hi - lo) // step) + 1
+            if points < 2:
+                return None
+            mid = lo + ((points - 1) // 2) * step  # on the step grid
+            return (lo, mid), (mid + step, hi)
+
+        pieces = split_over_time(
+            lambda lo, hi: self.query_range(promql, lo, hi, step),
+            point_pieces(start, end, step),
+            halves,
+            max_parts,
+        )
         return pieces[0] if len(pieces) == 1 else _joined(pieces)
 
     def _value(self, raw: str) -> float:

@@ -32,7 +32,7 @@ import orjson
 from podsizer.settings.names import where
 from podsizer.settings.source import ReadPath
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import NON_FINITE, AnswerTooLarge, PromClient
+from recommender.input.prometheus.client import NON_FINITE, PromClient, split_over_time
 from recommender.input.prometheus.rawgrid import Grid, IntArray, RawSeries, cleaned, grid_usage, joined
 from recommender.input.prometheus.remoteread import (
     CONTENT_TYPE,
@@ -50,7 +50,6 @@ log = logging.getLogger("podsizer")
 _T = TypeVar("_T")
 
 SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
-MAX_RAW_PARTS = 16  # a raw answer over the byte cap is asked again over halves of its range, this far
 
 
 class NotOffered(Exception):
@@ -197,19 +196,12 @@ class UsageReads:
     def _split(self, fetch: Callable[[int, int], _T], lo: float, hi: float) -> list[_T]:
         """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap: the
         answers of consecutive pieces, in time order."""
-        todo, parts, done = [(round(lo * 1000), round(hi * 1000), 1)], 1, []
-        while todo:
-            a, b, share = todo.pop()
-            try:
-                done.append(fetch(a, b))
-                continue
-            except AnswerTooLarge as exc:
-                if b - a < 2000 or parts >= MAX_RAW_PARTS:
-                    raise AnswerTooLarge(f"{exc} (even over 1/{share} of the time range)") from exc
+
+        def halves(a: int, b: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
             mid = (a + b) // 2
-            todo += [(mid + 1, b, share * 2), (a, mid, share * 2)]  # the earlier half popped first
-            parts += 1
-        return done
+            return ((a, mid), (mid + 1, b)) if b - a >= 2000 else None
+
+        return split_over_time(fetch, [(round(lo * 1000), round(hi * 1000))], halves)
 
     def _remote_read(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> list[ChunkedSeries]:
         """The series of one remote read, their chunks not decoded yet (_decoded: many answers at once)."""
