@@ -78,7 +78,8 @@ GOAL_RSS_MIB = 1024.0
 QS = (0.5, 0.9, 0.95, 0.99)
 PATTERNS = ("steady", "daily", "spiky", "batch", "leak", "late-start")
 HOUR_S = 3600
-GOAL_STEADY_S = 5.0
+GOAL_STEADY_S = 3.0
+"""The steady loop cycle at 10,000 containers (fleet scale; it was 5 s when the incremental path came)."""
 GOAL_CPU_RATIO = 50.0
 GOAL_PARITY = 0.02
 R = TypeVar("R")
@@ -687,7 +688,7 @@ def summary_rows() -> list[Row]:
         row("d restart: restore (s)", _get("d_restore_s"), "{:.2f}"),
         row("checkpoint after b / after c (KiB)", _get("ckpt_b_bytes", 1 / KIB), "{:,.0f}"),
         row("", _get("ckpt_c_bytes", 1 / KIB), "{:,.0f}"),
-        row("steady cycle wall (s)", _get("c_wall_s"), "{:.2f}", "< 5 s", steady, ten_k),
+        row("steady cycle wall (s)", _get("c_wall_s"), "{:.2f}", f"< {GOAL_STEADY_S:g} s", steady, ten_k),
         row("full / steady wall (x)", _ratio("a_wall_s", "c_wall_s"), "{:.1f}"),
         row(
             "full / steady Prometheus CPU (x)",
