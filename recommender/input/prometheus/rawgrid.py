@@ -19,10 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.input.prometheus.client import Labels
-from recommender.input.prometheus.series import ContainerKey, GridUsage, Matrix, series_key
+from recommender.input.prometheus.series import ContainerKey, GridUsage, series_key
 from recommender.model import FloatArray
+from recommender.model.histogram import Matrix
+from recommender.model.timegrid import IntArray
 
-IntArray = npt.NDArray[np.int64]
 STALE_NAN = 0x7FF0000000000002
 """The bits of Prometheus' staleness marker (value.StaleNaN)."""
 

@@ -33,7 +33,7 @@ from podsizer.settings.names import where
 from podsizer.settings.source import ReadPath
 from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.client import NON_FINITE, PromClient, split_over_time
-from recommender.input.prometheus.rawgrid import Grid, IntArray, RawSeries, cleaned, grid_usage, joined
+from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, grid_usage, joined
 from recommender.input.prometheus.remoteread import (
     CONTENT_TYPE,
     REQUEST_HEADERS,
@@ -45,6 +45,7 @@ from recommender.input.prometheus.remoteread import (
 from recommender.input.prometheus.series import ContainerKey, GridUsage, on_grid
 from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
 from recommender.model import FloatArray, SourceError
+from recommender.model.timegrid import IntArray
 
 log = logging.getLogger("podsizer")
 _T = TypeVar("_T")

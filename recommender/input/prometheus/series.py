@@ -13,11 +13,11 @@ import numpy.typing as npt
 
 from recommender.input.prometheus.client import RangeResult
 from recommender.model import FloatArray
+from recommender.model.histogram import Matrix
 from recommender.model.raw import ContainerSamples
 from recommender.model.timegrid import point_index
 
 ContainerKey = tuple[str, str, str]
-Matrix = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,9 @@ DEFAULT_QUERY_STEP_S = 60  # PODSIZER_QUERY_STEP: cAdvisor is scraped every 15-6
 DEFAULT_CPU_RATE_WINDOW_S = 120  # PODSIZER_CPU_RATE_WINDOW: at least two samples of a 60 s scrape
 DEFAULT_CHUNK_S = 21600  # PODSIZER_COLD_START_CHUNK: 6 h of samples in memory at a time
 CHUNK_POINTS = 400_000
-"""Points (one CPU and one working-set value of a series) collect() asks for in one chunk of a namespace
-batch after the first: about 100 MiB of answers in flight, whatever the cluster's size."""
+"""Points (one CPU and one working-set value of a series) collect() asks for in one chunk after the first
+(of one namespace read raw, of a namespace batch by range queries): memory bounded whatever the cluster's
+size."""
 
 
 @dataclass

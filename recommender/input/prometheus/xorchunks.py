@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-IntArray = npt.NDArray[np.int64]
+from recommender.model.timegrid import IntArray
+
 Words = npt.NDArray[np.uint64]
 
 _U = np.uint64
