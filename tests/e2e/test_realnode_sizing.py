@@ -80,7 +80,8 @@ def _recommend(kubeconfig: Path, node: RealNode, since: datetime, history_s: flo
 def _container(report: dict[str, Any], name: str) -> dict[str, Any]:
     rec = reported_recommendations(report).get((LOAD_NAMESPACE, f"deployment-{name}"))
     assert rec is not None, (
-        f"no recommendation for Deployment {name}: {sorted(reported_recommendations(report))}"
+        f"no recommendation for Deployment {name}: {sorted(reported_recommendations(report))}; "
+        f"skipped: {report.get('skipped')}"
     )
     containers = rec["status"]["containers"]
     assert [c["name"] for c in containers] == ["main"], containers

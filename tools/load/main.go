@@ -8,7 +8,9 @@
 //	podsizer-load --profile=leak --cpu=50m --memory=32Mi --leak=4Mi/s --max-memory=1Gi
 //
 // CPU is burnt against the process's own CPU time (getrusage), not the wall clock, so the average holds on a
-// busy machine; memory is held as touched anonymous pages, so it is working set, not only virtual size.
+// busy machine; a burner starved for longer than maxDebt catches up only that much (catching up on all of it
+// would be a burst above the level). Memory is held as touched anonymous pages, so it is working set, not
+// only virtual size.
 package main
 
 import (
@@ -83,16 +85,24 @@ func cpuSeconds() float64 {
 	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-// burner keeps the process's CPU time at the integral of the wanted level: spin while behind, sleep ahead.
+// maxDebt is the most wall time at the wanted level a starved burner makes up for.
+const maxDebt = 500 * time.Millisecond
+
+// burner keeps the process's CPU time at the integral of the wanted level: spin while behind, sleep ahead;
+// what it is owed beyond maxDebt at the level is forgiven.
 func burner(wanted func() float64, share float64) {
 	start, used := time.Now(), cpuSeconds()
 	owed := 0.0
 	last := start
 	for {
 		now := time.Now()
-		owed += wanted() * share * now.Sub(last).Seconds()
+		level := wanted() * share
+		owed += level * now.Sub(last).Seconds()
 		last = now
 		spent := cpuSeconds() - used
+		if limit := level * maxDebt.Seconds(); owed-spent > limit {
+			owed = spent + limit
+		}
 		if spent >= owed {
 			time.Sleep(10 * time.Millisecond)
 			continue

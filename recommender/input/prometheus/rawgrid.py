@@ -4,9 +4,10 @@ reads every path alike.
 
 Step k of the grid lo + k * res covers (lo + (k - 1) * res, lo + k * res]:
 - a gauge's point is the highest sample in the step (max_over_time over one step);
-- a counter's point is its rate over the scrape intervals that end in the step: their increases (a
-  decrease is a reset: the new value is the increase) over their summed length; an interval longer than
-  `max_interval` is a gap, not a rate (as a rate window that holds fewer than two samples).
+- a counter's point is its rate over the scrape intervals that end in the rate window (t - window, t] (the
+  `rate(...[window])` of the range queries): their increases (a decrease is a reset: the new value is the
+  increase) over their summed length; an interval longer than the window is a gap, not a rate (as a rate
+  window that holds fewer than two samples).
 Staleness markers (Prometheus' NaN that ends a series) are gaps; any other non-finite value is left out and
 counted. Every series is walked at once in numpy, whatever the number of series.
 """
@@ -117,13 +118,15 @@ class Grid:
 
 BLOCK = 64
 """Series reduced at once: the per-sample temporaries stay a few MiB whatever the answer's size."""
+BLOCK_CELLS = 1 << 18
+"""Grid cells (series x steps) of the per-step matrices a block of rates holds at most."""
 
 
-def _blocks(raw: RawSeries) -> list[tuple[int, RawSeries]]:
-    """The series in consecutive blocks of BLOCK (views, no copy), with the first one's index."""
+def _blocks(raw: RawSeries, size: int = BLOCK) -> list[tuple[int, RawSeries]]:
+    """The series in consecutive blocks of `size` (views, no copy), with the first one's index."""
     out = []
-    for lo in range(0, len(raw.labels), BLOCK):
-        hi = min(lo + BLOCK, len(raw.labels))
+    for lo in range(0, len(raw.labels), size):
+        hi = min(lo + size, len(raw.labels))
         a, b = int(raw.offsets[lo]), int(raw.offsets[hi])
         part = RawSeries(
             raw.labels[lo:hi], raw.offsets[lo : hi + 1] - a, raw.timestamps_ms[a:b], raw.values[a:b]
@@ -164,24 +167,40 @@ def _peaks(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid) -> None:
         _put(out, rows[first : first + len(part.labels)], key, peak, grid.n)
 
 
-def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, max_interval_s: float) -> None:
-    """Each series' rate per step over the scrape intervals ending in it (a counter: CPU seconds)."""
-    for first, part in _blocks(raw):
+def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, window_s: float) -> None:
+    """Each series' rate per step over the scrape intervals ending in (t - window, t] (a counter: CPU
+    seconds). Intervals are in series and time order, so the ones in a step's window are a run of them:
+    the run's ends are counted per step (how many have entered the window, how many have left it) and its
+    sums are differences of running sums (exact where a counter stood still)."""
+    n, window_ms = grid.n, round(window_s * 1000)
+    for first, part in _blocks(raw, max(1, min(BLOCK, BLOCK_CELLS // n))):
         if part.samples < 2:
             continue
         t, v = part.timestamps_ms, part.values
         sid = part.series_of()
         dt = np.diff(t)
         rise = np.diff(v)
-        increase = np.where(rise >= 0, rise, v[1:])
-        step = grid.step_of(t[1:])
-        ok = (sid[1:] == sid[:-1]) & (dt > 0) & (dt <= max_interval_s * 1000) & (step >= 0) & (step < grid.n)
+        entered = grid.step_of(t[1:])  # the first step whose window holds the interval's end
+        left = grid.step_of(t[1:] + window_ms)  # the first step whose window no longer does
+        ok = (sid[1:] == sid[:-1]) & (dt > 0) & (dt <= window_ms) & (left > 0) & (entered < n)
         if not ok.any():
             continue
-        key = sid[1:][ok] * grid.n + step[ok]
-        at, increases = _folded(key, increase[ok], np.add)
-        _, spans = _folded(key, dt[ok].astype(np.float64) / 1000.0, np.add)
-        _put(out, rows[first : first + len(part.labels)], at, increases / spans, grid.n)
+        series, m = sid[1:][ok], len(part.labels)
+        increases = np.concatenate([[0.0], np.cumsum(np.where(rise >= 0, rise, v[1:])[ok])])
+        spans_ms = np.concatenate([[0], np.cumsum(dt[ok])])
+        begins = np.searchsorted(series, np.arange(m))[:, None]
+        hi = begins + _counted(series, np.maximum(entered[ok], 0), m, n)
+        lo = begins + _counted(series, np.minimum(left[ok], n), m, n)
+        seen = hi > lo
+        rates = (increases[hi] - increases[lo])[seen] / ((spans_ms[hi] - spans_ms[lo])[seen] / 1000.0)
+        _put(out, rows[first : first + m], np.flatnonzero(seen), rates, n)
+
+
+def _counted(series: IntArray, step: IntArray, m: int, n: int) -> IntArray:
+    """Per series (rows) and step (columns): how many of the series' events fall at or before the step
+    (an event at step n is past the grid)."""
+    per_step = np.bincount(series * (n + 1) + step, minlength=m * (n + 1)).reshape(m, n + 1)
+    return np.cumsum(per_step[:, :n], axis=1)
 
 
 def grid_usage(

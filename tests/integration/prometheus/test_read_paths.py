@@ -67,8 +67,10 @@ def test_auto_reads_prometheus_by_remote_read_and_sizes_alike(served: Served) ->
     for key, c in raw.items():
         other = query[key]
         assert c.memory_bytes.max == other.memory_bytes.max, key
-        # one-minute rates against the two-minute rates of the default window: within a few per cent
-        assert c.cpu_cores.p95 == pytest.approx(other.cpu_cores.p95, rel=0.1, abs=0.002), key
+        # both rates over the default 2-minute window: the same points but for Prometheus' extrapolation
+        # at a window's edge (the histogram's p95 may tie between neighbouring points)
+        assert c.cpu_cores.max == pytest.approx(other.cpu_cores.max, rel=1e-9), key
+        assert c.cpu_cores.p95 == pytest.approx(other.cpu_cores.p95, rel=0.01), key
         # raw working-set counts (count_over_time) split where chunks meet by each path's points: one apart
         assert abs(c.samples - other.samples) <= 1, key
 

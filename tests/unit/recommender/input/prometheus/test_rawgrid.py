@@ -1,7 +1,9 @@
-"""Raw samples onto the query grid: counters as rates over the scrape intervals ending in each step, gauges
-as each step's peak, staleness markers as gaps, other non-finite values counted."""
+"""Raw samples onto the query grid: counters as rates over the scrape intervals ending in each step's rate
+window, gauges as each step's peak, staleness markers as gaps, other non-finite values counted."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -50,29 +52,36 @@ def raw(*series: tuple[dict[str, str], list[float], list[float]]) -> RawSeries:
     )
 
 
-def test_a_counter_scraped_every_minute_gives_each_intervals_rate_at_its_end() -> None:
+def test_a_counter_scraped_every_minute_gives_the_mean_rate_of_the_intervals_in_each_window() -> None:
     ts = [LO + 60 * i for i in range(-1, 60)]
     counter = np.cumsum([0.5 * 60 * (1 + (i % 3)) for i in range(61)]).tolist()
-    ((key, at, rate),) = rates(raw((POD, ts, counter)), GRID, 120)
+    each = [0.5 * (1 + ((i + 1) % 3)) for i in range(60)]  # the rate of the interval ending at step i
+    ((key, at, rate),) = rates(raw((POD, ts, counter)), GRID, 60)
     assert key == ("ns", "p", "c")
     assert at.tolist() == [LO + 60 * i for i in range(60)]
-    assert rate.tolist() == pytest.approx([0.5 * (1 + ((i + 1) % 3)) for i in range(60)])
+    assert rate.tolist() == pytest.approx(each)
+    ((_, at, rate),) = rates(raw((POD, ts, counter)), GRID, 120)
+    assert at.tolist() == [LO + 60 * i for i in range(60)]
+    assert rate.tolist() == pytest.approx([each[0]] + [(x + y) / 2 for x, y in itertools.pairwise(each)])
 
 
-def test_several_scrapes_in_a_step_give_their_mean_rate_and_a_reset_counts_the_new_value() -> None:
-    ts = [LO + 15 * i for i in range(9)]  # 15 s scrapes: steps 0 (t=LO), 1 and 2
+def test_several_scrapes_in_a_window_give_their_mean_rate_and_a_reset_counts_the_new_value() -> None:
+    ts = [LO + 15 * i for i in range(9)]  # 15 s scrapes ending in steps 1 (t = LO + 60) and 2
     counter = [100.0, 101.0, 103.0, 106.0, 110.0, 1.0, 3.0, 5.0, 7.0]  # a reset after 110
     (_, at, rate) = rates(raw((POD, ts, counter)), GRID, 120)[0]
-    assert at.tolist() == [LO + 60, LO + 120]
-    assert rate.tolist() == pytest.approx([10 / 60, (1 + 2 + 2 + 2) / 60])
+    # (LO - 60, LO + 60] holds 4 intervals, (LO, LO + 120] all 8, (LO + 60, LO + 180] the last 4
+    assert at.tolist() == [LO + 60, LO + 120, LO + 180]
+    assert rate.tolist() == pytest.approx([10 / 60, (10 + 1 + 2 + 2 + 2) / 120, (1 + 2 + 2 + 2) / 60])
 
 
 def test_an_interval_longer_than_the_rate_window_is_a_gap() -> None:
     ts = [LO, LO + 60, LO + 600, LO + 660]
     (_, at, rate) = rates(raw((POD, ts, [0.0, 6.0, 12.0, 18.0])), GRID, 120)[0]
-    assert at.tolist() == [LO + 60, LO + 660] and rate.tolist() == pytest.approx([0.1, 0.1])
-    (_, wide_at, _) = rates(raw((POD, ts, [0.0, 6.0, 12.0, 18.0])), GRID, 600)[0]
-    assert wide_at.tolist() == [LO + 60, LO + 600, LO + 660]
+    assert at.tolist() == [LO + 60, LO + 120, LO + 660, LO + 720]
+    assert rate.tolist() == pytest.approx([0.1] * 4)
+    (_, wide_at, wide) = rates(raw((POD, ts, [0.0, 6.0, 12.0, 18.0])), GRID, 600)[0]
+    assert wide_at.tolist() == [LO + 60 * k for k in range(1, 21)]  # the 540 s interval is a rate now
+    assert wide[wide_at.tolist().index(LO + 600)] == pytest.approx(12 / 600)
 
 
 def test_a_gauge_gives_each_steps_highest_sample_and_nothing_off_the_grid() -> None:
@@ -112,28 +121,40 @@ def test_pieces_of_a_range_join_per_series_in_time_order() -> None:
     assert rows == [("p", [1.0, 2.0, 3.0]), ("q", [5.0]), ("r", [7.0])]
 
 
+def _oracle(ts: list[float], values: list[float], grid: Grid, window: float) -> dict[float, float]:
+    """Each step's rate by the definition, one interval at a time: the intervals no longer than the window
+    ending in (t - window, t], their increases (a decrease: the new value) over their summed length."""
+    out = {}
+    for k in range(grid.n):
+        t = grid.lo + grid.res * k
+        rise = span = 0.0
+        for (t0, v0), (t1, v1) in itertools.pairwise(zip(ts, values, strict=True)):
+            if t - window < t1 <= t and t1 - t0 <= window:
+                rise += v1 - v0 if v1 >= v0 else v1
+                span += t1 - t0
+        if span:
+            out[t] = rise / span
+    return out
+
+
 @given(
-    st.lists(st.floats(0.0, 4.0), min_size=3, max_size=80),
-    st.sampled_from([10, 15, 30, 60]),
-    st.integers(0, 59),
+    st.lists(st.tuples(st.integers(1, 200), st.floats(0.0, 1000.0)), min_size=2, max_size=60),
+    st.integers(-300, 300),
+    st.sampled_from([(60, 60), (60, 90), (60, 120), (30, 60), (60, 300), (60, 600)]),
 )
-def test_rates_over_any_regular_scrape_add_up_to_the_counters_increase(
-    usage: list[float], scrape: int, offset: int
+def test_every_steps_rate_is_the_one_the_definition_gives(
+    samples: list[tuple[int, float]], offset: int, res_and_window: tuple[int, int]
 ) -> None:
-    """Whatever the scrape interval and phase, each step's rate times the time it covers sums to the whole
-    increase the grid sees: no interval is lost or counted twice."""
-    ts = [LO + offset + scrape * i for i in range(len(usage))]
-    counter = np.cumsum([0.0, *(u * scrape for u in usage[1:])]).tolist()
-    grid = Grid(LO, 60.0, 200)
-    (_, at, rate) = rates(raw((POD, ts, counter)), grid, 120)[0]
-    steps = (np.array(ts[1:]) - LO) / 60
-    covered = np.ceil(steps - 1e-9)
-    per_step = {k: 0.0 for k in at.tolist()}
-    for k in covered.tolist():
-        per_step[LO + 60 * k] += scrape
-    assert sum(r * per_step[t] for t, r in zip(at.tolist(), rate.tolist(), strict=True)) == pytest.approx(
-        counter[-1] - counter[0]
-    )
+    """Whatever the scrape gaps, resets, phase and window (a multiple of the step or not), each step's point
+    is the rate over the intervals in its window, and a step with none has no point."""
+    res, window = res_and_window
+    ts = (LO + offset + np.cumsum([gap for gap, _ in samples])).tolist()
+    values = [v for _, v in samples]
+    grid = Grid(LO, float(res), 40)
+    got = rates(raw((POD, ts, values)), grid, window)
+    expected = _oracle(ts, values, grid, window)
+    assert sorted(expected) == (got[0][1].tolist() if got else [])
+    assert (got[0][2].tolist() if got else []) == pytest.approx([expected[t] for t in sorted(expected)])
 
 
 def test_incarnations_of_a_container_merge_by_max_and_a_slow_scrape_gets_the_wide_rate() -> None:
@@ -145,5 +166,7 @@ def test_incarnations_of_a_container_merge_by_max_and_a_slow_scrape_gets_the_wid
     assert usage.keys == [("ns", "p", "c"), ("ns", "s", "c")]
     assert sparse == {("ns", "s", "c")}  # 4 working-set points, no interval within 120 s
     ((_, at, rate), (_, slow_at, slow_rate)) = _rows(usage, usage.cpu)
-    assert at.tolist() == [LO, LO + 60, LO + 120] and rate.tolist() == pytest.approx([0.1, 0.1, 0.5])
+    # the new incarnation's interval ending at LO + 120 is in the windows of LO + 120 and LO + 180
+    assert at.tolist() == [LO + 60 * k for k in range(4)]
+    assert rate.tolist() == pytest.approx([0.1, 0.1, 0.5, 0.5])
     assert slow_rate.tolist() == pytest.approx([0.1] * slow_rate.size) and slow_at[0] == LO
