@@ -169,9 +169,10 @@ def _peaks(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid) -> None:
 
 def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, window_s: float) -> None:
     """Each series' rate per step over the scrape intervals ending in (t - window, t] (a counter: CPU
-    seconds). Intervals are in series and time order, so the ones in a step's window are a run of them:
-    the run's ends are counted per step (how many have entered the window, how many have left it) and its
-    sums are differences of running sums (exact where a counter stood still)."""
+    seconds). An interval enters the window at the step its end falls in and leaves it at the first step
+    whose window starts at or after its end: per series and step what entered less what left, summed along
+    the steps (each series' own running sums, so a series' rates do not depend on the others read with it;
+    a window where the counter stood still is exactly 0)."""
     n, window_ms = grid.n, round(window_s * 1000)
     for first, part in _blocks(raw, max(1, min(BLOCK, BLOCK_CELLS // n))):
         if part.samples < 2:
@@ -180,27 +181,31 @@ def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, window_s: fl
         sid = part.series_of()
         dt = np.diff(t)
         rise = np.diff(v)
-        entered = grid.step_of(t[1:])  # the first step whose window holds the interval's end
-        left = grid.step_of(t[1:] + window_ms)  # the first step whose window no longer does
+        entered = grid.step_of(t[1:])
+        left = grid.step_of(t[1:] + window_ms)
         ok = (sid[1:] == sid[:-1]) & (dt > 0) & (dt <= window_ms) & (left > 0) & (entered < n)
         if not ok.any():
             continue
-        series, m = sid[1:][ok], len(part.labels)
-        increases = np.concatenate([[0.0], np.cumsum(np.where(rise >= 0, rise, v[1:])[ok])])
-        spans_ms = np.concatenate([[0], np.cumsum(dt[ok])])
-        begins = np.searchsorted(series, np.arange(m))[:, None]
-        hi = begins + _counted(series, np.maximum(entered[ok], 0), m, n)
-        lo = begins + _counted(series, np.minimum(left[ok], n), m, n)
-        seen = hi > lo
-        rates = (increases[hi] - increases[lo])[seen] / ((spans_ms[hi] - spans_ms[lo])[seen] / 1000.0)
-        _put(out, rows[first : first + m], np.flatnonzero(seen), rates, n)
+        m = len(part.labels)
+        series, increase = sid[1:][ok], np.where(rise >= 0, rise, v[1:])[ok]
+        ends = (series * (n + 1) + np.maximum(entered[ok], 0), series * (n + 1) + np.minimum(left[ok], n))
+        spans_s = _in_window(ends, dt[ok].astype(np.float64), m, n) / 1000.0  # whole milliseconds: exact
+        seen = spans_s > 0
+        moving = _in_window(ends, (increase != 0).astype(np.float64), m, n) > 0  # counts: exact
+        rises = np.maximum(_in_window(ends, increase, m, n), 0.0)
+        rates = np.where(moving, rises / np.where(seen, spans_s, 1.0), 0.0)
+        _put(out, rows[first : first + m], np.flatnonzero(seen), rates[seen], n)
 
 
-def _counted(series: IntArray, step: IntArray, m: int, n: int) -> IntArray:
-    """Per series (rows) and step (columns): how many of the series' events fall at or before the step
-    (an event at step n is past the grid)."""
-    per_step = np.bincount(series * (n + 1) + step, minlength=m * (n + 1)).reshape(m, n + 1)
-    return np.cumsum(per_step[:, :n], axis=1)
+def _in_window(ends: tuple[IntArray, IntArray], weights: FloatArray, m: int, n: int) -> Matrix:
+    """Per series (m rows) and step (n columns), the sum of the intervals' `weights` over the intervals
+    in the step's window; `ends`: each interval's (series, step) cell where it enters the windows and where
+    it leaves them (series * (n + 1) + step; step n: never within the grid)."""
+    size = m * (n + 1)
+    came = np.bincount(ends[0], weights=weights, minlength=size).reshape(m, n + 1)[:, :n]
+    went = np.bincount(ends[1], weights=weights, minlength=size).reshape(m, n + 1)[:, :n]
+    held: Matrix = np.cumsum(came, axis=1, dtype=np.float64) - np.cumsum(went, axis=1, dtype=np.float64)
+    return held
 
 
 def grid_usage(

@@ -170,3 +170,17 @@ def test_incarnations_of_a_container_merge_by_max_and_a_slow_scrape_gets_the_wid
     assert at.tolist() == [LO + 60 * k for k in range(4)]
     assert rate.tolist() == pytest.approx([0.1, 0.1, 0.5, 0.5])
     assert slow_rate.tolist() == pytest.approx([0.1] * slow_rate.size) and slow_at[0] == LO
+
+
+def test_a_series_rates_do_not_depend_on_the_series_read_with_it_and_a_still_counter_is_zero() -> None:
+    rng = np.random.default_rng(7)
+    ts = [LO + 15 * i + float(rng.uniform(0, 2)) for i in range(240)]
+    mine = np.cumsum(rng.gamma(2.0, 0.7, 240)).tolist()
+    mine[100:160] = [mine[99]] * 60  # the counter stands still for 15 minutes
+    busy = np.cumsum(rng.gamma(2.0, 9e5, 240)).tolist()  # a huge counter read in the same answer
+    alone = rates(raw((POD, ts, mine)), GRID, 120)
+    together = rates(raw(({**POD, "pod": "a-busy-one"}, ts, busy), (POD, ts, mine)), GRID, 120)
+    ((_, at, rate),) = alone
+    assert at.tolist() == together[1][1].tolist() and rate.tolist() == together[1][2].tolist()  # bitwise
+    still = (at > ts[100] + 120) & (at <= ts[159])
+    assert still.any() and (rate[still] == 0.0).all()
