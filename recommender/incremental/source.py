@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 
 from podsizer.api.identity import WorkloadRef
 from recommender.checkpoints.base import BlobKey, CheckpointStore, CheckpointStoreError, ReadResult
+from recommender.incremental.quiet_gc import collector_paused
 from recommender.input.prometheus.client import step_for
 from recommender.input.prometheus.source import PrometheusSource
 from recommender.metrics import RecommenderMetrics
@@ -139,11 +140,13 @@ class IncrementalSource:
             raw, read_from, resolve = self._cold(start, end, progress)
         else:
             kind = "restored" if self._restored and self.last_cycle is None else "delta"
-            raw, read_from, resolve = self._delta(start, end, progress)
+            with collector_paused():
+                raw, read_from, resolve = self._delta(start, end, progress)
         model = self.model
         assert model is not None
         forgotten = model.forget_before(start.timestamp())
-        snapshot = self._snapshot(model, raw, resolve, (start, end))
+        with collector_paused():
+            snapshot = self._snapshot(model, raw, resolve, (start, end))
         self._save(model)
         self.last_cycle = CycleReport(
             kind, reason, time.monotonic() - t0, read_from, end, len(model.states), model.nbytes(), forgotten

@@ -113,12 +113,13 @@ class Histogram:
             self._set_dense(weights)
 
     def _set_dense(self, dense: FloatArray | F32) -> None:
-        nz = np.flatnonzero(dense)
+        weights = np.asarray(dense, dtype=np.float32)  # trimmed as stored: a weight below float32's is none
+        nz = np.flatnonzero(weights)
         if nz.size == 0:
             self.offset, self.span = 0, np.zeros(0, dtype=np.float32)
         else:
             self.offset = int(nz[0])
-            self.span = np.asarray(dense[nz[0] : nz[-1] + 1], dtype=np.float32).copy()
+            self.span = weights[nz[0] : nz[-1] + 1].copy()
 
     @property
     def weights(self) -> F32:
@@ -157,6 +158,10 @@ class Histogram:
         (then trims zero ends)."""
         if self.span.size == 0:
             start, end = lo, lo + added.size
+        elif self.offset <= lo and lo + added.size <= self.offset + self.span.size:
+            # within the span (the usual case once a histogram has history): its ends stay nonzero
+            self.span[lo - self.offset : lo - self.offset + added.size] += added
+            return
         else:
             start, end = min(self.offset, lo), max(self.offset + self.span.size, lo + added.size)
         merged = np.zeros(end - start, dtype=np.float64)

@@ -30,6 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from recommender.model import Quantiles
 from recommender.model.recency import Recency
@@ -47,9 +48,9 @@ DAY_NOISE = 0.05
 POINTS = ("p50", "p90", "p95", "p99")
 
 
-@dataclass(frozen=True)
-class DayUsage:
-    """One UTC day of a container's CPU samples (its running templates' pods pooled)."""
+class DayUsage(NamedTuple):
+    """One UTC day of a container's CPU samples (its running templates' pods pooled); a named tuple: a
+    cycle makes one per container and day."""
 
     day: int
     """Days since the epoch (UTC)."""
@@ -84,7 +85,7 @@ def recurring(decayed: Quantiles, days: Sequence[DayUsage], recency: Recency) ->
     """The CPU quantiles with recurring peaks kept (module docstring): `decayed` are the ones weighted by
     `recency`, `days` the per-day summaries of the same samples (any order; days of one container; a day
     may come once per running template)."""
-    full = [d for d in days if d.hours >= MIN_HOURS and all(math.isfinite(p) for p in d.points)]
+    full = [d for d in days if d.hours >= MIN_HOURS and all(map(math.isfinite, d.points))]
     if not recency.decays or not full or not all(math.isfinite(getattr(decayed, p)) for p in POINTS):
         return Recurrence(decayed)
     seen_again = {d.day - CYCLE_DAYS for d in full}

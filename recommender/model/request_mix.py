@@ -21,7 +21,12 @@ class RequestSet:
 def request_mix(per_pod: Iterable[Mapping[str, float]]) -> tuple[RequestSet, ...]:
     """The distinct request sets among the pods (one mapping a pod), most pods first; one set (or none):
     the pods agree."""
-    counts = Counter(tuple(sorted(r.items())) for r in per_pod)
+    pods = list(per_pod)
+    if not pods:
+        return ()
+    if all(r == pods[0] for r in pods[1:]):  # the usual case, without sorting every pod's items
+        return (RequestSet(dict(sorted(pods[0].items())), len(pods)),)
+    counts = Counter(tuple(sorted(r.items())) for r in pods)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return tuple(RequestSet(dict(items), n) for items, n in ranked)
 

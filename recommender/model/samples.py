@@ -124,7 +124,7 @@ def hourly_means(
     out: list[tuple[FloatArray, FloatArray]] = [(np.empty(0), np.empty(0))] * len(series)
     for idx in _chunks(by_grid.values()):
         ts = series[idx[0]].timestamps
-        same = [i for i in idx if np.array_equal(series[i].timestamps, ts)]
+        same = [i for i in idx if series[i].timestamps is ts or np.array_equal(series[i].timestamps, ts)]
         for i in set(idx) - set(same):  # same size and ends, other timestamps: on its own
             s = series[i]
             one = bucket_mean(s.timestamps, np.stack([s.cpu_cores, s.memory_bytes]), start, step, n)

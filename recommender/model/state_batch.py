@@ -42,6 +42,17 @@ def _top_two(m: Matrix, cols: npt.NDArray[np.bool_]) -> Matrix:
     return np.where(np.isinf(sub), np.nan, sub)
 
 
+def _group_top_two(tops: Matrix, starts: npt.NDArray[np.intp]) -> list[list[float]]:
+    """Each group's [highest, second] among its rows' two highest (rows grouped from `starts`; -inf:
+    none), one sort of all values by group then value."""
+    values = np.where(np.isnan(tops), -np.inf, tops).ravel()
+    ends = 2 * np.append(starts[1:], tops.shape[0])
+    group = np.repeat(np.arange(starts.size), np.diff(np.append(2 * starts, ends[-1])))
+    ranked = values[np.lexsort((values, group))]
+    pairs: list[list[float]] = np.stack([ranked[ends - 1], ranked[ends - 2]], axis=1).tolist()
+    return pairs
+
+
 def _histograms(
     hists: list[Histogram],
     of_row: npt.NDArray[np.intp],
@@ -65,14 +76,17 @@ def _histograms(
         refs = np.array([h.reference for h in hists])[of_row]
         weights = _decay(half, ts[None, :] - refs[:, None], 0.0)
         dense = np.bincount(flat[keep], weights=weights[keep], minlength=len(hists) * scheme.count).astype(
-            np.float64
+            np.float64, copy=False
         )
     else:
         dense = np.bincount(flat[keep], minlength=len(hists) * scheme.count).astype(np.float64)
     dense = dense.reshape(len(hists), scheme.count)
-    for g in np.flatnonzero(dense.any(axis=1)).tolist():
-        nz = np.flatnonzero(dense[g])
-        hists[g].add_dense(int(nz[0]), dense[g, nz[0] : nz[-1] + 1])
+    nonzero = dense != 0
+    added = np.flatnonzero(nonzero.any(axis=1))
+    first = nonzero.argmax(axis=1)[added]
+    last = scheme.count - nonzero[:, ::-1].argmax(axis=1)[added]
+    for g, lo, hi in zip(added.tolist(), first.tolist(), last.tolist(), strict=True):
+        hists[g].add_dense(lo, dense[g, lo:hi])
 
 
 def _per_hour(
@@ -116,28 +130,31 @@ def add_rows(
     day_seen = np.logical_or.reduceat(seen, starts, axis=0)
     unique_hours, per_hour = _per_hour(seen, hours)
     per_hour = per_hour * (raw / points)[:, None]
-    hour_counts = np.add.reduceat(per_hour, starts, axis=0)
-    tops = {d: (_top_two(cpu, days == d), _top_two(mem, days == d)) for d in np.unique(days).tolist()}
-    cpu_peak = np.fmax.reduceat(np.fmax.reduce(cpu, axis=1), starts)
-    mem_peak = np.fmax.reduceat(np.fmax.reduce(mem, axis=1), starts)
-    ends = [*starts[1:].tolist(), len(of_row)]
-    for k, g in enumerate(groups.tolist()):
-        state, rows = distinct[g], slice(int(starts[k]), ends[k])
-        # the span's ends and a time within each day seen (clipped into the span: it stays on that day)
-        middays = np.clip((np.unique(days[day_seen[k]]) + 0.5) * DAY_S, first[k], last[k])
-        state.count(np.array([first[k], last[k], *middays]), int(totals[k]))
-        counted = hour_counts[k] > 0
-        state.count_hours(unique_hours[counted], hour_counts[k][counted])
-        per_day = 2 * (ends[k] - int(starts[k]))
-        stamps = np.repeat([(d + 0.5) * DAY_S for d in tops], per_day)
-        state.add_day_peaks(
-            stamps, np.concatenate([cpu_top[rows].ravel() for cpu_top, _ in tops.values()]), 0
+    hour_counts = np.add.reduceat(per_hour, starts, axis=0).tolist()
+    grid_days = np.unique(days).tolist()
+    seen_on = np.stack([day_seen[:, days == d].any(axis=1) for d in grid_days], axis=1).tolist()
+    tops = {
+        d: (
+            _group_top_two(_top_two(cpu, days == d), starts),
+            _group_top_two(_top_two(mem, days == d), starts),
         )
-        state.add_day_peaks(
-            stamps, np.concatenate([mem_top[rows].ravel() for _, mem_top in tops.values()]), 2
-        )
-        state.cpu_peak = max(state.cpu_peak, float(cpu_peak[k]))
-        state.memory_peak = max(state.memory_peak, float(mem_peak[k]))
+        for d in grid_days
+    }
+    cpu_peak = np.fmax.reduceat(np.fmax.reduce(cpu, axis=1), starts).tolist()
+    mem_peak = np.fmax.reduceat(np.fmax.reduce(mem, axis=1), starts).tolist()
+    spans = zip(first.tolist(), last.tolist(), totals.tolist(), strict=True)
+    hours_seen = unique_hours.tolist()
+    # per state only Python scalars: numpy's per-call cost would be paid thousands of times per cycle
+    for k, (g, (lo, hi, total)) in enumerate(zip(groups.tolist(), spans, strict=True)):
+        state = distinct[g]
+        state.count_seen(lo, hi, [d for d, on in zip(grid_days, seen_on[k], strict=True) if on], int(total))
+        for hour, n in zip(hours_seen, hour_counts[k], strict=True):
+            state.count_hour(hour, n)
+        for d, (cpu_top, mem_top) in tops.items():
+            state.merge_day_top(d, 0, *cpu_top[k])
+            state.merge_day_top(d, 2, *mem_top[k])
+        state.cpu_peak = max(state.cpu_peak, cpu_peak[k])
+        state.memory_peak = max(state.memory_peak, mem_peak[k])
     kept = [distinct[g] for g in groups.tolist()]
     slot = np.repeat(np.arange(len(groups)), np.diff([*starts.tolist(), len(of_row)]))
     cpu_buckets = kept[0].cpu.scheme.index(np.where(np.isfinite(cpu), cpu, 0.0))  # for both CPU histograms

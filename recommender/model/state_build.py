@@ -44,7 +44,7 @@ from recommender.model.samples import (
 )
 from recommender.model.state_batch import add_rows
 from recommender.model.timegrid import bucket_count, present_sums
-from recommender.model.usage_state import HOUR_S, StateKey, UsageState
+from recommender.model.usage_state import HOUR_S, StateKey, UsageState, state_order
 
 _Pods = dict[tuple[str, str], PodInfo]
 
@@ -63,9 +63,10 @@ def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
     set samples) covers the closed span of its points: the part keeps its working-set points' share
     (chunks sharing an edge point count its samples once)."""
     keep = s.timestamps > after
-    if keep.all():
+    kept = int(np.count_nonzero(keep))
+    if kept == keep.size:
         return s
-    if not keep.any():
+    if not kept:
         return None
     seen = np.isfinite(s.memory_bytes)
     if not seen.any():
@@ -87,11 +88,17 @@ _Batches = dict[tuple[float, float, int], list[tuple[UsageState, ContainerSample
 
 
 def _add_series(
-    state: UsageState, s: ContainerSamples, info: PodInfo | None, top: dict[str, float], batches: _Batches
+    state: UsageState,
+    s: ContainerSamples,
+    info: PodInfo | None,
+    top: dict[str, float],
+    batches: _Batches,
+    plausible: bool,
 ) -> None:
-    """The series' facts now; its samples queued in `batches` by time grid (added by _add_batches)."""
+    """The series' facts now; its samples queued in `batches` by time grid (added by _add_batches);
+    `plausible`: masked() is known to find nothing to reject in it."""
     rejected: dict[tuple[str, str], int] = {}
-    m = masked(s, top, rejected)
+    m = s if plausible else masked(s, top, rejected)
     state.facts.reject(rejected)
     spec = None
     if info is not None:
@@ -136,17 +143,20 @@ def _set_demand(
     top: dict[str, float],
     raw: RawDataset,
 ) -> None:
-    """Each state's hourly demand over the dataset: per series the mean within each hour, summed."""
+    """Each state's hourly demand over the dataset: per series (masked already) the mean within each
+    hour, summed."""
     pairs = list(keyed)
     if not pairs:
         return
     first_hour = math.floor(raw.start.timestamp() / HOUR_S)
     hours = bucket_count(first_hour * HOUR_S, raw.end.timestamp(), HOUR_S)
-    series = [masked(s, top, {}) for _, s in pairs]
-    means = hourly_means(series, first_hour * HOUR_S, HOUR_S, hours)
-    order = sorted(range(len(pairs)), key=lambda i: pairs[i][0])  # each state's series together
+    means = hourly_means([s for _, s in pairs], first_hour * HOUR_S, HOUR_S, hours)
+    ranks = [state_order(k) for k, _ in pairs]
+    order = sorted(range(len(pairs)), key=ranks.__getitem__)  # each state's series together
     keys = [pairs[i][0] for i in order]
-    starts = np.array([i for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]], dtype=np.int64)
+    starts = np.array(
+        [j for j, i in enumerate(order) if j == 0 or ranks[i] != ranks[order[j - 1]]], dtype=np.int64
+    )
     cpu = present_sums(np.stack([means[i][0] for i in order]), starts)
     mem = present_sums(np.stack([means[i][1] for i in order]), starts)
     for g, at in enumerate(starts.tolist()):
@@ -212,11 +222,12 @@ def build_states(
         if state is None:
             state = states[key] = UsageState.empty(half)
         info = pods.get((s.namespace, s.pod))
+        whole = masked(s, top, {})  # implausible samples counted for the fresh part only, below
         if info is None or s.container not in info.init_containers:
-            demand.append((key, s))
+            demand.append((key, whole))
         fresh = _fresh(s, own.get(key.workload, fresh_after))
         if fresh is not None:
-            _add_series(state, fresh, info, top, batches)
+            _add_series(state, fresh, info, top, batches, plausible=whole is s)
     _add_batches(batches)
     _set_demand(states, demand, top, raw)
     for o in raw.ooms:

@@ -40,7 +40,15 @@ from recommender.model.recency import PodSpan, Recency, template_rule
 from recommender.model.recurrence import DayUsage, recurring
 from recommender.model.request_mix import request_mix
 from recommender.model.timegrid import bucket_count, present_sums
-from recommender.model.usage_state import DAY_S, HOUR_S, PEAK_DAYS, StateKey, UsageState
+from recommender.model.usage_state import (
+    DAY_S,
+    HOUR_S,
+    PEAK_DAYS,
+    StateKey,
+    UsageState,
+    open_day_points,
+    state_order,
+)
 
 _QS = (0.5, 0.9, 0.95, 0.99)
 
@@ -80,9 +88,14 @@ class UsageModel:
 
     def by_container(self) -> dict[tuple[WorkloadRef, str], list[tuple[StateKey, UsageState]]]:
         out: dict[tuple[WorkloadRef, str], list[tuple[StateKey, UsageState]]] = defaultdict(list)
-        for key in sorted(self.states):
+        for key in sorted(self.states, key=state_order):
             out[key.container_key].append((key, self.states[key]))
         return out
+
+
+def _workload_order(w: WorkloadRef) -> tuple[str, str, str, str]:
+    """WorkloadRef's own order as a flat tuple (as usage_state.state_order)."""
+    return (w.namespace, w.kind, w.name, w.cluster)
 
 
 @dataclass(frozen=True)
@@ -152,7 +165,9 @@ def _usage(
     members: list[tuple[StateKey, UsageState]],
     since: float,
     recency: Recency,
+    open_points: Mapping[int, Mapping[int, list[float]]],
 ) -> _Pending | Skipped:
+    """`open_points`: each state's open days' CPU summaries, by id(state) (open_day_points)."""
     seen = [(k, s) for k, s in members if s.samples > 0]
     subject = Subject.of_workload(workload, container)
     if not seen:
@@ -206,7 +221,7 @@ def _usage(
         recency_note=verdict.note(sum(s.facts.pods for s, w in weighed if w < 1.0)),
     )
     live = [s for (_, s), w in zip(seen, verdict.weights, strict=True) if w >= 1.0]
-    days = tuple(d for s in live for d in s.day_usage(since))
+    days = tuple(d for s in live for d in s.day_usage(since, open_points[id(s)]))
     return _Pending(usage, cpu, mem, cpu_top, mem_top, days)
 
 
@@ -244,7 +259,7 @@ def _demand(
     cpu_rows: list[FloatArray] = []
     mem_rows: list[FloatArray] = []
     starts: list[int] = []
-    for workload in sorted(per_workload):
+    for workload in sorted(per_workload, key=_workload_order):
         rows = [
             s.demand_hours(first_hour, hours) for s in per_workload[workload] if not s.facts.init_container
         ]
@@ -257,10 +272,11 @@ def _demand(
         return []
     at = np.array(starts, dtype=np.int64)
     cpu, mem = present_sums(np.stack(cpu_rows), at), present_sums(np.stack(mem_rows), at)
+    some: list[bool] = np.logical_or(np.isfinite(cpu).any(axis=1), np.isfinite(mem).any(axis=1)).tolist()
     return [
         WorkloadDemand(w, TimeSeries(t0, HOUR_S, cpu[i]), TimeSeries(t0, HOUR_S, mem[i]))
         for i, w in enumerate(workloads)
-        if np.isfinite(cpu[i]).any() or np.isfinite(mem[i]).any()
+        if some[i]
     ]
 
 
@@ -271,8 +287,10 @@ def view(model: UsageModel, start: datetime, end: datetime, recency: Recency) ->
     skipped: list[Skipped] = []
     per_workload: dict[WorkloadRef, list[UsageState]] = defaultdict(list)
     labels: dict[WorkloadRef, tuple[float, Mapping[str, str], Mapping[str, str]]] = {}
+    states = list(model.states.values())
+    open_points = {id(s): points for s, points in zip(states, open_day_points(states), strict=True)}
     for (workload, container), members in model.by_container().items():
-        usage = _usage(workload, container, members, since, recency)
+        usage = _usage(workload, container, members, since, recency, open_points)
         if isinstance(usage, Skipped):
             skipped.append(usage)
         else:

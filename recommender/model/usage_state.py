@@ -24,7 +24,7 @@ the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +39,7 @@ from recommender.model.histogram import (
     FRAMEBUFFER_BUCKETS,
     MEMORY_BUCKETS,
     Histogram,
+    percentiles_of,
 )
 from recommender.model.recurrence import DayUsage
 
@@ -73,6 +74,13 @@ class StateKey:
         return (self.workload, self.container)
 
 
+def state_order(key: StateKey) -> tuple[str, str, str, str, str, str]:
+    """StateKey's own order (workload, container, template) as one flat tuple: sorting thousands of keys
+    compares tuples of strings, not dataclasses field by field."""
+    w = key.workload
+    return (w.namespace, w.kind, w.name, w.cluster, key.container, key.template)
+
+
 @dataclass(frozen=True)
 class OomEvent:
     """An OOM kill: when (epoch seconds) and the working set just before (bytes)."""
@@ -81,13 +89,12 @@ class OomEvent:
     memory_bytes: float
 
 
-def _days_mask(days: np.ndarray[tuple[int], np.dtype[np.int64]], newest: int) -> int:
+def _days_mask(days: Iterable[int], newest: int) -> int:
     """The bitmap of `days` (UTC day numbers) relative to `newest` (bit 0), within DAYS_KEPT."""
-    back = newest - days
-    back = back[(back >= 0) & (back < DAYS_KEPT)]
     mask = 0
-    for k in np.flatnonzero(np.bincount(back, minlength=DAYS_KEPT)).tolist():
-        mask |= 1 << int(k)
+    for d in days:
+        if 0 <= newest - d < DAYS_KEPT:
+            mask |= 1 << (newest - d)
     return mask
 
 
@@ -117,7 +124,8 @@ class Facts:
         if job and job not in self.recent_jobs:
             self.jobs += 1
             self.recent_jobs = _bounded(self.recent_jobs | {job})
-        if spec is not None:
+        newest = next(reversed(self.pod_requests), None)
+        if spec is not None and not (newest == pod and self.pod_requests[pod] == spec[0]):
             self.pod_requests.pop(pod, None)  # the newest pods last
             self.pod_requests[pod] = dict(spec[0])
             for old in list(self.pod_requests)[:-MAX_RECENT]:
@@ -125,11 +133,19 @@ class Facts:
         self.see_spec(at, spec)
 
     def see_spec(self, at: float, spec: PodSpecFacts | None) -> None:
-        """A pod's spec as of `at` (when known; samples or not): it replaces an older pod's."""
+        """A pod's spec as of `at` (when known; samples or not): it replaces an older pod's (copied only
+        where it differs: every cycle sees the same pods again)."""
         if spec is not None and at >= self.newest_pod_at:
             self.newest_pod_at = at
-            self.requests, self.limits, self.labels = dict(spec[0]), dict(spec[1]), dict(spec[2])
-            self.annotations = dict(ours(spec[4]))
+            if spec[0] != self.requests:
+                self.requests = dict(spec[0])
+            if spec[1] != self.limits:
+                self.limits = dict(spec[1])
+            if spec[2] != self.labels:
+                self.labels = dict(spec[2])
+            annotations = ours(spec[4]) if spec[4] else {}
+            if annotations != self.annotations:
+                self.annotations = dict(annotations)
         self.init_container = self.init_container or (spec is not None and spec[3])
 
     def reject(self, counts: dict[tuple[str, str], int]) -> None:
@@ -210,12 +226,15 @@ class UsageState:
         """Counts `samples` raw samples seen at `timestamps` (history only: no percentile changes)."""
         if timestamps.size == 0:
             return
+        days = np.unique(np.floor(timestamps / DAY_S).astype(np.int64)).tolist()
+        self.count_seen(float(timestamps.min()), float(timestamps.max()), days, samples)
+
+    def count_seen(self, first: float, last: float, days: list[int], samples: int) -> None:
+        """count() of `samples` raw samples seen from `first` to `last` on the UTC `days` (at least one)."""
         self.samples += samples
-        lo, hi = float(timestamps.min()), float(timestamps.max())
-        self.first_seen = lo if math.isnan(self.first_seen) else min(self.first_seen, lo)
-        self.last_seen = hi if math.isnan(self.last_seen) else max(self.last_seen, hi)
-        days = np.floor(timestamps / DAY_S).astype(np.int64)
-        newest = max(int(days.max()), self.newest_day)
+        self.first_seen = first if math.isnan(self.first_seen) else min(self.first_seen, first)
+        self.last_seen = last if math.isnan(self.last_seen) else max(self.last_seen, last)
+        newest = max(max(days), self.newest_day)
         shift = newest - self.newest_day if self.newest_day >= 0 else DAYS_KEPT
         kept = (self.days_mask << shift) & ((1 << DAYS_KEPT) - 1) if shift < DAYS_KEPT else 0
         self.days_mask = kept | _days_mask(days, newest)
@@ -279,17 +298,18 @@ class UsageState:
             return [math.nan] * DAY_ROWS
         return [*h.percentiles(DAY_QS), float(self.open_hours.get(day, 0).bit_count())]
 
-    def day_usage(self, since: float) -> list[DayUsage]:
-        """The CPU summary of each UTC day from `since`'s day on (closed or open)."""
-        first = math.floor(since / DAY_S)
+    def day_usage(self, since: float, open_points: Mapping[int, list[float]] | None = None) -> list[DayUsage]:
+        """The CPU summary of each UTC day from `since`'s day on (closed or open); `open_points`: the open
+        days' summaries when already computed (open_day_points)."""
+        days = max(0, min(PEAK_DAYS, self.newest_day - math.floor(since / DAY_S) + 1))
         out = []
-        for back in range(max(0, min(PEAK_DAYS, self.newest_day - first + 1))):
+        for back, closed in enumerate(self.day_cpu[:, :days].T.tolist()):
             day = self.newest_day - back
-            column = self._open_points(day) if day in self.open_cpu else self.day_cpu[:, back].tolist()
-            if not math.isfinite(column[0]):
-                continue
-            p50, p90, p95, p99, hours = (float(v) for v in column)
-            out.append(DayUsage(day, int(hours), (p50, p90, p95, p99)))
+            column = closed
+            if day in self.open_cpu:
+                column = self._open_points(day) if open_points is None else open_points[day]
+            if math.isfinite(column[0]):
+                out.append(DayUsage(day, int(column[4]), (column[0], column[1], column[2], column[3])))
         return out
 
     def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
@@ -305,6 +325,17 @@ class UsageState:
             top = np.sort(np.concatenate([vals[back == k], mine[np.isfinite(mine)]]))
             self.day_peaks[row, k] = top[-1]
             self.day_peaks[row + 1, k] = top[-2] if top.size > 1 else np.nan
+
+    def merge_day_top(self, day: int, row: int, highest: float, second: float) -> None:
+        """add_day_peaks of a day's two highest values (-inf: none), already found: rows (row, row + 1)."""
+        back = self.newest_day - day
+        if not 0 <= back < PEAK_DAYS or highest == -math.inf:
+            return
+        a, b = (float(v) for v in self.day_peaks[row : row + 2, back].tolist())
+        a, b = (-math.inf if math.isnan(a) else a), (-math.inf if math.isnan(b) else b)
+        top, next_ = max(a, highest), max(min(a, highest), b, second)
+        self.day_peaks[row, back] = top
+        self.day_peaks[row + 1, back] = math.nan if next_ == -math.inf else next_
 
     def window_peaks(self, since: float) -> tuple[list[float], list[float]]:
         """The daily (highest, second) cpu and memory values of the days from `since`'s day on, flattened."""
@@ -376,6 +407,16 @@ class UsageState:
         row = self.demand[2]
         self.demand[2] = np.where(added > 0, np.nan_to_num(row) + added, row)
 
+    def count_hour(self, hour: int, samples: float) -> None:
+        """count_hours() of one hour (an absolute hour number) and its raw samples, without arrays."""
+        if samples <= 0:
+            return
+        self._advance_hours(hour)
+        at = hour - (self.newest_hour - DEMAND_HOURS + 1)
+        if at >= 0:
+            held = float(self.demand[2, at])
+            self.demand[2, at] = samples if math.isnan(held) else held + samples
+
     def samples_since(self, t: float) -> int:
         """Raw samples from the hour holding `t` on (within the DEMAND_HOURS hours held)."""
         first = math.floor(t / HOUR_S) - (self.newest_hour - DEMAND_HOURS + 1)
@@ -410,3 +451,24 @@ class UsageState:
         hists = (self.cpu, self.memory, self.gpu_activity, self.gpu_framebuffer, *self.open_cpu.values())
         arrays = self.day_peaks.nbytes + self.demand.nbytes + self.day_cpu.nbytes
         return sum(h.nbytes() for h in hists if h is not None) + arrays
+
+
+def open_day_points(states: Sequence[UsageState]) -> list[dict[int, list[float]]]:
+    """Each state's open days' CPU summaries (UsageState._open_points' columns), the percentiles of every
+    open day's histogram computed at once."""
+    hists: list[Histogram] = []
+    where: list[tuple[int, int]] = []
+    for i, s in enumerate(states):
+        for day, h in s.open_cpu.items():
+            hists.append(h)
+            where.append((i, day))
+    out: list[dict[int, list[float]]] = [{} for _ in states]
+    if not hists:
+        return out
+    points, _ = percentiles_of(hists, DAY_QS)
+    for (i, day), row in zip(where, points.tolist(), strict=True):
+        if math.isnan(row[0]):
+            out[i][day] = [math.nan] * DAY_ROWS
+        else:
+            out[i][day] = [*row, float(states[i].open_hours.get(day, 0).bit_count())]
+    return out

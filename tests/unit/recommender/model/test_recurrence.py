@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from podsizer.sizing_policy import SizingPolicy
 from recommender.model import ContainerUsage, Quantiles
 from recommender.model.aggregate import aggregate
-from recommender.model.histogram import CPU_BUCKETS
+from recommender.model.histogram import CPU_BUCKETS, Histogram
 from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency, weighted_quantiles
 from recommender.model.recurrence import CYCLE_DAYS, DAY_NOISE, MIN_HOURS, DayUsage, Recurrence, recurring
 from recommender.model.state_build import build_states
+from recommender.model.usage_state import UsageState, open_day_points
 from recommender.sizing.static import size_static
 from tests.support.hypo import examples
 
@@ -213,6 +214,23 @@ def test_day_usage_summarises_each_day_and_counts_its_hours() -> None:
     assert [(d.day, d.hours) for d in got] == [(first, 24), (first + 1, 24)]
     assert got[0].points == pytest.approx((0.5,) * 4, abs=CPU_BUCKETS.resolution(0.5))
     assert got[1].p99 == pytest.approx(1.0, abs=CPU_BUCKETS.resolution(1.0))
+
+
+def test_the_open_days_summarised_at_once_equal_each_states_own() -> None:
+    """open_day_points (every open day's histogram at once, as the view reads them) gives the figures each
+    state's own day_usage computes, empty open days included."""
+    rng = np.random.default_rng(5)
+    states = [UsageState.empty(DAY) for _ in range(6)]
+    now = 20_000 * DAY
+    for k, s in enumerate(states[:5]):
+        ts = now - 3 * DAY + 300.0 * np.arange(int(3 * DAY / 300) + k)
+        s.add_samples(ts, rng.gamma(2.0, 0.1 * (k + 1), ts.size), np.full(ts.size, 1e8))
+    states[1].open_cpu[states[1].newest_day - 1] = Histogram(CPU_BUCKETS, None)  # an open day, no weight
+    opened = open_day_points(states)
+    assert opened[5] == {} and any(opened[:5])
+    for s, points in zip(states, opened, strict=True):
+        assert sorted(points) == sorted(s.open_cpu)
+        assert s.day_usage(now - 3 * DAY, points) == s.day_usage(now - 3 * DAY)
 
 
 def test_each_days_figures_are_within_a_bucket_of_the_exact_ones() -> None:

@@ -10,7 +10,8 @@ GI = 2.0**30
 def test_pods_with_the_same_requests_agree_and_get_no_hint() -> None:
     mix = request_mix([{"cpu": 0.5, "memory": GI}, {"memory": GI, "cpu": 0.5}])
     assert mix == (RequestSet({"cpu": 0.5, "memory": GI}, 2),)
-    assert describe(mix) == "" and describe(()) == ""
+    assert list(mix[0].requests) == ["cpu", "memory"]  # in name order, whichever pod came first
+    assert describe(mix) == "" and describe(()) == "" and request_mix([]) == ()
 
 
 def test_differing_pods_are_counted_most_first_naming_only_what_differs() -> None:

@@ -78,3 +78,32 @@ def test_any_rows_equal_adding_them_one_by_one(
     single, batched = one_by_one_and_batched(seed, rows, states, points, 86400.0, start)
     for a, b in zip(single, batched, strict=True):
         assert_same(a, b)
+
+
+@given(
+    seed=st.integers(0, 2**16),
+    rows=st.integers(1, 10),
+    states=st.integers(1, 4),
+    points=st.integers(1, 120),
+    gap_minutes=st.integers(1, 3 * 1440),
+    start=st.floats(0, 30 * DAY_S).map(lambda t: round(t / 60.0) * 60.0),
+)
+@settings(max_examples=examples(40), deadline=None)
+def test_rows_added_to_states_with_history_equal_adding_them_one_by_one(
+    seed: int, rows: int, states: int, points: int, gap_minutes: int, start: float
+) -> None:
+    """A later grid (the next hour of a cycle, or days later: peaks shift, hours advance) onto states that
+    already hold samples, batched or one by one."""
+    single, batched = one_by_one_and_batched(seed, rows, states, points, 86400.0, start)
+    later = start + 60.0 * (points - 1 + gap_minutes)
+    rng = np.random.default_rng(seed)
+    owner = rng.integers(0, states, rows)
+    ts = later + 60.0 * np.arange(points)
+    cpu = rng.gamma(2.0, 0.2, (rows, points))
+    mem = rng.uniform(1e8, 4e9, (rows, points))
+    cpu[rng.random((rows, points)) < 0.2] = np.nan
+    for r in range(rows):
+        single[owner[r]].add_samples(ts, cpu[r], mem[r])
+    add_rows([batched[o] for o in owner], ts, cpu, mem, [None] * rows)
+    for a, b in zip(single, batched, strict=True):
+        assert_same(a, b)
