@@ -156,6 +156,14 @@ def _put(out: Matrix, rows: IntArray, key: IntArray, values: FloatArray, n: int)
         np.fmax.at(flat, at, values)
 
 
+def _put_rows(out: Matrix, rows: IntArray, values: Matrix) -> None:
+    """Per-series rows of points (NaN: none) onto their containers' rows, merged by max as _put."""
+    if np.unique(rows).size == rows.size:
+        out[rows] = np.fmax(out[rows], values)
+    else:
+        np.fmax.at(out, rows, values)
+
+
 def _peaks(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid) -> None:
     """Each series' highest sample per step (a gauge: the working set)."""
     for first, part in _blocks(raw):
@@ -194,7 +202,7 @@ def _rates(out: Matrix, rows: IntArray, raw: RawSeries, grid: Grid, window_s: fl
         moving = _in_window(ends, (increase != 0).astype(np.float64), m, n) > 0  # counts: exact
         rises = np.maximum(_in_window(ends, increase, m, n), 0.0)
         rates = np.where(moving, rises / np.where(seen, spans_s, 1.0), 0.0)
-        _put(out, rows[first : first + m], np.flatnonzero(seen), rates[seen], n)
+        _put_rows(out, rows[first : first + m], np.where(seen, rates, np.nan))
 
 
 def _in_window(ends: tuple[IntArray, IntArray], weights: FloatArray, m: int, n: int) -> Matrix:
@@ -202,9 +210,10 @@ def _in_window(ends: tuple[IntArray, IntArray], weights: FloatArray, m: int, n: 
     in the step's window; `ends`: each interval's (series, step) cell where it enters the windows and where
     it leaves them (series * (n + 1) + step; step n: never within the grid)."""
     size = m * (n + 1)
-    came = np.bincount(ends[0], weights=weights, minlength=size).reshape(m, n + 1)[:, :n]
-    went = np.bincount(ends[1], weights=weights, minlength=size).reshape(m, n + 1)[:, :n]
-    held: Matrix = np.cumsum(came, axis=1, dtype=np.float64) - np.cumsum(went, axis=1, dtype=np.float64)
+    flow = np.bincount(ends[0], weights=weights, minlength=size) - np.bincount(
+        ends[1], weights=weights, minlength=size
+    )
+    held: Matrix = np.cumsum(flow.reshape(m, n + 1), axis=1, dtype=np.float64)[:, :n]
     return held
 
 
