@@ -48,6 +48,7 @@ from recommender.model.usage_state import (
     UsageState,
     open_day_points,
     state_order,
+    workload_order,
 )
 
 _QS = (0.5, 0.9, 0.95, 0.99)
@@ -91,11 +92,6 @@ class UsageModel:
         for key in sorted(self.states, key=state_order):
             out[key.container_key].append((key, self.states[key]))
         return out
-
-
-def _workload_order(w: WorkloadRef) -> tuple[str, str, str, str]:
-    """WorkloadRef's own order as a flat tuple (as usage_state.state_order)."""
-    return (w.namespace, w.kind, w.name, w.cluster)
 
 
 @dataclass(frozen=True)
@@ -259,7 +255,7 @@ def _demand(
     cpu_rows: list[FloatArray] = []
     mem_rows: list[FloatArray] = []
     starts: list[int] = []
-    for workload in sorted(per_workload, key=_workload_order):
+    for workload in sorted(per_workload, key=workload_order):
         rows = [
             s.demand_hours(first_hour, hours) for s in per_workload[workload] if not s.facts.init_container
         ]

@@ -74,11 +74,15 @@ class StateKey:
         return (self.workload, self.container)
 
 
+def workload_order(w: WorkloadRef) -> tuple[str, str, str, str]:
+    """WorkloadRef's own order as one flat tuple: sorting thousands of keys compares tuples of strings,
+    not dataclasses field by field."""
+    return (w.namespace, w.kind, w.name, w.cluster)
+
+
 def state_order(key: StateKey) -> tuple[str, str, str, str, str, str]:
-    """StateKey's own order (workload, container, template) as one flat tuple: sorting thousands of keys
-    compares tuples of strings, not dataclasses field by field."""
-    w = key.workload
-    return (w.namespace, w.kind, w.name, w.cluster, key.container, key.template)
+    """StateKey's own order (workload, container, template) as one flat tuple."""
+    return (*workload_order(key.workload), key.container, key.template)
 
 
 @dataclass(frozen=True)
@@ -313,21 +317,20 @@ class UsageState:
         return out
 
     def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
-        """Folds each day's two highest finite values into rows (row, row + 1)."""
+        """Folds each day's two highest finite values into rows (row, row + 1) (merge_day_top)."""
         ok = np.isfinite(values)
         if not ok.any():
             return
-        back = self.newest_day - np.floor(timestamps[ok] / DAY_S).astype(np.int64)
+        days = np.floor(timestamps[ok] / DAY_S).astype(np.int64)
         vals = values[ok]
-        keep = (back >= 0) & (back < PEAK_DAYS)
-        for k in np.unique(back[keep]).tolist():
-            mine = self.day_peaks[row : row + 2, k]
-            top = np.sort(np.concatenate([vals[back == k], mine[np.isfinite(mine)]]))
-            self.day_peaks[row, k] = top[-1]
-            self.day_peaks[row + 1, k] = top[-2] if top.size > 1 else np.nan
+        for d in np.unique(days).tolist():
+            top = np.sort(vals[days == d])[-2:].tolist()
+            self.merge_day_top(d, row, top[-1], top[-2] if len(top) > 1 else -math.inf)
 
     def merge_day_top(self, day: int, row: int, highest: float, second: float) -> None:
-        """add_day_peaks of a day's two highest values (-inf: none), already found: rows (row, row + 1)."""
+        """A day's two highest values (-inf: none) merged into its held two, rows (row, row + 1): the one
+        daily-peaks rule (add_day_peaks and the batch fold both come here); a day outside the PEAK_DAYS
+        held takes nothing."""
         back = self.newest_day - day
         if not 0 <= back < PEAK_DAYS or highest == -math.inf:
             return
