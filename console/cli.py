@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from podsizer.settings import ConsoleSettings, load_from_args
 from podsizer.settings import add_arguments as add_settings_arguments
 from podsizer.settings.names import where
+from podsizer.untrusted import configure_logging
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from recommender.output.store.base import StoreError
 
     settings = load_from_args(ConsoleSettings, args)
+    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s %(message)s")
     stop = threading.Event()
     try:
         inputs = build_inputs(settings, stop=stop)  # a SettingsError goes to the CLI

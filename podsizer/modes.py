@@ -19,6 +19,7 @@ from podsizer.keys import (
     UPDATE_MODE_KEY,
 )
 from podsizer.policy import MODES, Mode, PlanPolicy
+from podsizer.untrusted import one_line, shown
 
 log = logging.getLogger("podsizer.modes")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -129,7 +130,7 @@ def _choice(key: str, value: str | None, where: str, choices: Mapping[str, T]) -
         return choices[v]
     names = list(choices)
     expected = f"{names[0]} or {names[1]}" if len(names) == 2 else f"one of {', '.join(names)}"
-    log.warning("ignoring %s=%r on %s: expected %s", key, value, where, expected)
+    log.warning("ignoring %s=%s on %s: expected %s", key, shown(value), one_line(where), expected)
     return None
 
 

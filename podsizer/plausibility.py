@@ -34,6 +34,12 @@ DEFAULT_MAX_CHANGE_FACTOR = 4.0
 # request would be patched to the ceiling (PODSIZER_MAX_CPU_CORES=1e-9 made every CPU request 1m).
 MIN_CEILING_CPU_CORES = 1.0
 MIN_CEILING_MEMORY_BYTES = float(2**30)
+# The most a configured ceiling may be: the largest machines sold have some 1,000 cores, 32 TiB and 16 GPUs
+# (PODSIZER_MAX_MEMORY_BYTES=1Ei let any value through); a factor past 1000 is no limit (leave it empty).
+MAX_CEILING_CPU_CORES = 4096.0
+MAX_CEILING_MEMORY_BYTES = float(64 * 2**40)
+MAX_CEILING_GPUS = 64.0
+MAX_CHANGE_FACTOR_BOUND = 1000.0
 
 Rule = Literal["invalid", "ceiling", "max-change"]
 RULES: tuple[Rule, ...] = ("invalid", "ceiling", "max-change")

@@ -10,6 +10,12 @@ from annotated_types import Ge, Gt, Le, Lt
 from podsizer.knobs import Knob, Unit
 from podsizer.plausibility import DEFAULT_MAX_CPU_CORES, DEFAULT_MAX_GPUS, DEFAULT_MAX_MEMORY_BYTES, Ceilings
 
+# Upper bounds of the knobs: past them a value is a typo, not a policy (1e308 once passed as a factor).
+MAX_MARGIN = 10.0  # +1000 %
+MAX_FACTOR = 100.0
+MAX_FLOOR_CORES = 16.0  # a floor every container gets: above a common node it would schedule nowhere
+MAX_FLOOR_BYTES = float(64 * 2**30)
+
 BOUNDS = "sizing: percentiles, margins and bounds"
 CONFIDENCE = "sizing: confidence"
 GPU = "sizing: GPU"
@@ -50,43 +56,82 @@ class SizingPolicy:
 
     cpu_percentile: Annotated[float, Gt(0), Le(1), Knob("CPU percentile", BOUNDS)] = 0.99
     memory_percentile: Annotated[float, Gt(0), Le(1), Knob("memory percentile", BOUNDS)] = 0.99
-    cpu_margin: Annotated[float, Ge(0), Knob("CPU safety margin (0.15 = +15 %)", BOUNDS)] = 0.15
-    memory_margin: Annotated[float, Ge(0), Knob("memory safety margin", BOUNDS)] = 0.15
-    cpu_min_cores: Annotated[float, Ge(0), Knob("CPU floor (cores or 10m)", BOUNDS, Unit.CORES)] = 0.01
-    memory_min_bytes: Annotated[float, Ge(0), Knob("memory floor (bytes or 32Mi)", BOUNDS, Unit.BYTES)] = (
-        32 * 1024 * 1024
-    )
-    oom_bump_factor: Annotated[float, Ge(1), Knob("memory x after an OOM kill", BOUNDS)] = 1.2
+    cpu_margin: Annotated[
+        float, Ge(0), Le(MAX_MARGIN), Knob("CPU safety margin (0.15 = +15 %; at most 10 = +1000 %)", BOUNDS)
+    ] = 0.15
+    memory_margin: Annotated[
+        float, Ge(0), Le(MAX_MARGIN), Knob("memory safety margin (at most 10 = +1000 %)", BOUNDS)
+    ] = 0.15
+    cpu_min_cores: Annotated[
+        float,
+        Ge(0),
+        Le(MAX_FLOOR_CORES),
+        Knob("CPU floor (cores or 10m; at most 16: every container gets it)", BOUNDS, Unit.CORES),
+    ] = 0.01
+    memory_min_bytes: Annotated[
+        float,
+        Ge(0),
+        Le(MAX_FLOOR_BYTES),
+        Knob("memory floor (bytes or 32Mi; at most 64Gi: every container gets it)", BOUNDS, Unit.BYTES),
+    ] = 32 * 1024 * 1024
+    oom_bump_factor: Annotated[
+        float, Ge(1), Le(MAX_FACTOR), Knob("memory x after an OOM kill (at most 100)", BOUNDS)
+    ] = 1.2
     oom_bump_min_bytes: Annotated[
-        float, Ge(0), Knob("at least this much more memory after an OOM kill", BOUNDS, Unit.BYTES)
+        float,
+        Ge(0),
+        Le(MAX_FLOOR_BYTES),
+        Knob("at least this much more memory after an OOM kill (at most 64Gi)", BOUNDS, Unit.BYTES),
     ] = 100 * 1024 * 1024
-    memory_limit_factor: Annotated[float, Ge(1), Knob("memory limit = request x this", BOUNDS)] = 1.25
+    memory_limit_factor: Annotated[
+        float, Ge(1), Le(MAX_FACTOR), Knob("memory limit = request x this (at most 100)", BOUNDS)
+    ] = 1.25
     cpu_limit_factor: Annotated[
-        float | None, Ge(1), Knob("CPU limit = request x this (empty: no CPU limit)", BOUNDS)
+        float | None,
+        Ge(1),
+        Le(MAX_FACTOR),
+        Knob("CPU limit = request x this (empty: no CPU limit; at most 100)", BOUNDS),
     ] = None
     confidence_threshold: Annotated[
         float, Ge(0), Le(1), Knob("below it a recommendation is low-confidence", CONFIDENCE)
     ] = 0.5
-    confidence_full_days: Annotated[float, Gt(0), Knob("days of history for full confidence", CONFIDENCE)] = (
-        7.0
-    )
-    confidence_full_samples: Annotated[int, Gt(0), Knob("samples for full confidence", CONFIDENCE)] = 1000
+    confidence_full_days: Annotated[
+        float,
+        Gt(0),
+        Le(90),
+        Knob("days of history for full confidence (at most 90, the longest window)", CONFIDENCE),
+    ] = 7.0
+    confidence_full_samples: Annotated[
+        int,
+        Gt(0),
+        Le(10**7),
+        Knob("samples for full confidence (at most 10,000,000: 90 days at 1s)", CONFIDENCE),
+    ] = 1000
     cronjob_full_runs: Annotated[
         int,
         Gt(0),
-        Knob("CronJob/Job runs seen for full confidence (batch work: runs, not days or samples)", CONFIDENCE),
+        Le(10_000),
+        Knob(
+            "CronJob/Job runs seen for full confidence (batch work: runs, not days or samples; at most "
+            "10,000)",
+            CONFIDENCE,
+        ),
     ] = 5
     confidence_multiplier: Annotated[
-        float, Ge(0), Knob("widening for thin history: multiplier", CONFIDENCE)
+        float, Ge(0), Le(MAX_FACTOR), Knob("widening for thin history: multiplier (at most 100)", CONFIDENCE)
     ] = 1.0
-    confidence_exponent: Annotated[float, Ge(0), Knob("widening for thin history: exponent", CONFIDENCE)] = (
-        1.0
-    )
-    confidence_max_widening: Annotated[float, Ge(1), Knob("widening cap", CONFIDENCE)] = 2.0
+    confidence_exponent: Annotated[
+        float, Ge(0), Le(10), Knob("widening for thin history: exponent (at most 10)", CONFIDENCE)
+    ] = 1.0
+    confidence_max_widening: Annotated[
+        float, Ge(1), Le(MAX_FACTOR), Knob("widening cap (at most 100)", CONFIDENCE)
+    ] = 2.0
     gpu_effective_use_threshold: Annotated[
         float, Gt(0), Le(1), Knob("SM activity counted as full use", GPU)
     ] = 0.8
-    mig_memory_headroom: Annotated[float, Ge(0), Knob("framebuffer headroom for a MIG slice", GPU)] = 0.15
+    mig_memory_headroom: Annotated[
+        float, Ge(0), Le(MAX_MARGIN), Knob("framebuffer headroom for a MIG slice (at most 10)", GPU)
+    ] = 0.15
     mig_usable_memory_fraction: Annotated[
         float, Gt(0), Le(1), Knob("usable part of a MIG slice's memory", GPU)
     ] = 0.95
@@ -94,8 +139,12 @@ class SizingPolicy:
         float, Gt(0), Le(1), Knob("max activity rescaled to a MIG slice", GPU)
     ] = 0.8
     gpu_idle_threshold: Annotated[float, Ge(0), Le(1), Knob("GPU activity below this is idle", GPU)] = 0.05
-    gpu_idle_window_hours: Annotated[float, Gt(0), Knob("hours idle before a GPU pod is flagged", GPU)] = 1.0
-    forecast_horizon_days: Annotated[float, Gt(0), Knob("forecast horizon in days", COST)] = 7.0
+    gpu_idle_window_hours: Annotated[
+        float, Gt(0), Le(90 * 24), Knob("hours idle before a GPU pod is flagged (at most 2160: 90 days)", GPU)
+    ] = 1.0
+    forecast_horizon_days: Annotated[
+        float, Gt(0), Le(365), Knob("forecast horizon in days (at most 365)", COST)
+    ] = 7.0
     forecast_feed_days: Annotated[
         float,
         Ge(0),
@@ -117,7 +166,10 @@ class SizingPolicy:
     cpu_burst_ratio: Annotated[
         float,
         Gt(1),
-        Knob("burst path: bursty when the CPU p99 is at least this x the sustained level", BURST),
+        Le(1000),
+        Knob(
+            "burst path: bursty when the CPU p99 is at least this x the sustained level (at most 1000)", BURST
+        ),
     ] = 4.0
     cpu_burst_max_share: Annotated[
         float,
@@ -132,15 +184,17 @@ class SizingPolicy:
     cpu_burst_min_cores: Annotated[
         float,
         Ge(0),
+        Le(MAX_FLOOR_CORES),
         Knob(
-            "burst path: the CPU p99 is at least this far above the sustained level (cores or 100m)",
+            "burst path: the CPU p99 is at least this far above the sustained level (cores or 100m; at "
+            "most 16)",
             BURST,
             Unit.CORES,
         ),
     ] = 0.1
-    default_gpu_hourly_price: Annotated[float, Ge(0), Knob("$/GPU-hour for unknown instance types", COST)] = (
-        0.95
-    )
+    default_gpu_hourly_price: Annotated[
+        float, Ge(0), Le(1000), Knob("$/GPU-hour for unknown instance types (at most 1000)", COST)
+    ] = 0.95
     spot_discount: Annotated[
         float, Ge(0), Lt(1), Knob("spot price = on-demand x (1 - this) if unknown", COST)
     ] = 0.65

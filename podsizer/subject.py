@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from podsizer.api.identity import SUPPORTED_KINDS, WorkloadRef
+from podsizer.untrusted import one_line
 
 POD = "pod"
 AUTOSCALER = "hpa"
@@ -68,7 +69,11 @@ class Subject:
 
     def __str__(self) -> str:
         """`[cluster:]namespace/shop`, `shop/pod/x`, `shop/hpa/x`, `shop/Deployment/web[/pod/p][/container/c]
-        [/gpu]`, `gpu/<node>/<uuid>[/<mig>]`: the text the outputs have always shown."""
+        [/gpu]`, `gpu/<node>/<uuid>[/<mig>]`: the text the outputs have always shown, one line (the names
+        come from outside: a control character in one is shown escaped, podsizer.untrusted.one_line)."""
+        return one_line(self._text())
+
+    def _text(self) -> str:
         where = f"{self.cluster}:" if self.cluster else ""
         if self.node or self.gpu:
             return f"{where}gpu/{self.node}/{self.gpu}"

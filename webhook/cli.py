@@ -16,6 +16,7 @@ from podsizer.modes import MetadataLookup, NoMetadata
 from podsizer.settings import WebhookSettings, load_from_args, run_reporting_errors, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
 from podsizer.snapshot import SnapshotHolder
+from podsizer.untrusted import configure_logging
 from webhook.app import create_app, refused_calls
 from webhook.certwatch import watch_certificate
 from webhook.file_store import FileStoreLoader
@@ -36,9 +37,7 @@ def _utcnow() -> datetime:
 def run(args: argparse.Namespace) -> int:
     """Start the webhook and serve until stopped; SettingsError (exit status 2) on bad configuration."""
     settings = load_from_args(WebhookSettings, args)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         tls = reloading_tls(settings)
     except (OSError, ValueError) as exc:
@@ -52,7 +51,13 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     file_loader: FileStoreLoader | None = None
     if settings.store == "json":
-        file_loader = FileStoreLoader(settings.store_file, holder, _utcnow, settings.store_poll_interval)
+        file_loader = FileStoreLoader(
+            settings.store_file,
+            holder,
+            _utcnow,
+            settings.store_poll_interval,
+            settings.store_file_max_bytes,
+        )
         file_loader.start()
     else:
         cache = MetadataCache()

@@ -11,21 +11,29 @@ from pathlib import Path
 
 import orjson
 
+from podsizer.api.listdoc import DEFAULT_MAX_FILE_BYTES, read_list_file
 from podsizer.snapshot import SnapshotHolder, parse_store_document
 
 log = logging.getLogger("podsizer.webhook.store")
 
 
 class FileStoreLoader:
-    """A bad file (unreadable, not JSON, wrong kind) keeps the last good snapshot; bad items are skipped."""
+    """A bad file (unreadable, not JSON, wrong kind, not a regular file, larger than `max_bytes`) keeps the
+    last good snapshot; bad items are skipped."""
 
     def __init__(
-        self, path: Path, holder: SnapshotHolder, clock: Callable[[], datetime], poll_interval: float = 5.0
+        self,
+        path: Path,
+        holder: SnapshotHolder,
+        clock: Callable[[], datetime],
+        poll_interval: float = 5.0,
+        max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         self.path = path
         self.holder = holder
         self.clock = clock
         self.poll_interval = poll_interval
+        self.max_bytes = max_bytes
         self.last_error: str | None = None
         self._stamp: tuple[str, int, int, int] | None = None
         self._stop = threading.Event()
@@ -40,7 +48,7 @@ class FileStoreLoader:
             if stamp == self._stamp:
                 self.holder.touch(self.clock())
                 return False
-            raw = Path(real).read_bytes()
+            raw = read_list_file(Path(real), self.max_bytes)
             doc = orjson.loads(raw)
             snapshot = parse_store_document(doc, str(self.path), self.clock, self.holder.cluster_name)
         except (OSError, ValueError) as exc:  # orjson.JSONDecodeError is a ValueError

@@ -13,6 +13,7 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from certs.reload import client_names
+from podsizer.untrusted import shown
 
 log = logging.getLogger("podsizer.webhook")
 
@@ -20,6 +21,7 @@ log = logging.getLogger("podsizer.webhook")
 _HEADER_OVERHEAD = 4
 _REQUEST_LINE_OVERHEAD = 16
 CLOSE_GRACE_SECONDS = 0.2
+NAMES_SHOWN = 8  # of a refused client certificate's names, in the log line
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         allowed = self.limits.allowed_client_names
         names = client_names(peercert)
         if allowed and not names & allowed:
-            shown = ", ".join(sorted(names))[:200]
-            log.warning("refused a client certificate naming %s (not allowed)", shown or "nothing")
+            listed = ", ".join(shown(name) for name in sorted(names)[:NAMES_SHOWN])
+            log.warning("refused a client certificate naming %s (not allowed)", listed or "nothing")
             return b"403 Forbidden", b"this client certificate may not call the webhook"
         return None
 

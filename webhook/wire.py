@@ -8,6 +8,7 @@ from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 import orjson
 
+from podsizer.untrusted import MAX_SHOWN_CHARS, one_line, shown
 from webhook.patch import Op
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
@@ -74,24 +75,14 @@ class AdmissionReview(TypedDict, total=False):
     response: AdmissionResponse
 
 
-MAX_ECHO_CHARS = 200  # the most of a client's input that goes back in an error body or into a log line
+MAX_ECHO_CHARS = MAX_SHOWN_CHARS  # the most of a client's input that goes back in an error body or a log line
 MAX_UID_CHARS = 256  # apiserver uids are 36-character UUIDs
 
 
 def shortened(text: str, limit: int = MAX_ECHO_CHARS) -> str:
-    """`text` cut to `limit` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
-def _shown(value: object) -> str:
-    """A client-supplied value for a message: its repr, shortened (the repr of a huge string is not built)."""
-    if isinstance(value, str) and len(value) > MAX_ECHO_CHARS:
-        return f"{value[:MAX_ECHO_CHARS]!r}... ({len(value)} characters)"
-    if isinstance(value, str | int | float | bool | None):
-        return shortened(repr(value))
-    return type(value).__name__
+    """`text` cut to `limit` characters, saying how much was left out, on one line (control characters
+    escaped: a client's text never forges a log line)."""
+    return one_line(text, limit)
 
 
 class BadReview(ValueError):
@@ -111,9 +102,9 @@ def parse_review(body: bytes) -> AdmissionReview:
         raise BadReview(f"expected a JSON object (AdmissionReview), got {type(data).__name__}")
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if kind != ADMISSION_KIND:
-        raise BadReview(f"kind: expected {ADMISSION_KIND!r}, got {_shown(kind)}")
+        raise BadReview(f"kind: expected {ADMISSION_KIND!r}, got {shown(kind)}")
     if api_version != ADMISSION_API_VERSION:
-        raise BadReview(f"apiVersion: expected {ADMISSION_API_VERSION!r}, got {_shown(api_version)}")
+        raise BadReview(f"apiVersion: expected {ADMISSION_API_VERSION!r}, got {shown(api_version)}")
     request = data.get("request")
     if not isinstance(request, dict):
         raise BadReview("request: expected an object (an AdmissionReview request)")

@@ -23,6 +23,7 @@ from podsizer.api.wire import (
     PolicyWire,
     RecommendationWire,
 )
+from podsizer.untrusted import MAX_SHOWN_CHARS, one_line
 
 PLURAL = "recommendations"
 
@@ -325,10 +326,11 @@ def recommendation_from_resource(obj: Any) -> Recommendation:
 
 
 def object_name(obj: object) -> str:
-    """`namespace/name` of a raw Recommendation object, for the log line that skips it."""
+    """`namespace/name` of a raw Recommendation object, for the log line that skips it: one line, bounded
+    (the names are whatever the store holds)."""
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     parts = [meta.get(k) if isinstance(meta, Mapping) else None for k in ("namespace", "name")]
-    return "/".join(p if isinstance(p, str) and p else "?" for p in parts)
+    return one_line("/".join(p if isinstance(p, str) and p else "?" for p in parts), MAX_SHOWN_CHARS)
 
 
 def of_cluster(recs: Iterable[Recommendation], cluster_name: str) -> list[Recommendation]:

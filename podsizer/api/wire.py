@@ -21,6 +21,7 @@ from podsizer.api.identity import SUPPORTED_KINDS, recommendation_name
 from podsizer.api.quantity import INT64_MAX, as_decimal, checked_quantity
 from podsizer.api.resource_name import check_resource_name
 from podsizer.kube.times import format_time, parse_time
+from podsizer.untrusted import shown
 
 API_GROUP = "podsizer.io"
 API_VERSION = "v1alpha1"
@@ -117,8 +118,7 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
-def _shown(value: str) -> str:
-    return repr(value) if len(value) <= 64 else f"{value[:61]!r}... ({len(value)} characters)"
+_SHOWN_NAME_CHARS = 64  # a refused name is shown this far: enough to recognise it, never a flood
 
 
 def _kubernetes_name(pattern: re.Pattern[str], longest: int, what: str) -> Callable[[object], str]:
@@ -128,7 +128,9 @@ def _kubernetes_name(pattern: re.Pattern[str], longest: int, what: str) -> Calla
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {_type_name(value)}")
         if len(value) > longest or not pattern.fullmatch(value):
-            raise ValueError(f"{_shown(value)} is not a Kubernetes name ({what}, {longest} at most)")
+            raise ValueError(
+                f"{shown(value, _SHOWN_NAME_CHARS)} is not a Kubernetes name ({what}, {longest} at most)"
+            )
         return value
 
     return check
@@ -136,6 +138,15 @@ def _kubernetes_name(pattern: re.Pattern[str], longest: int, what: str) -> Calla
 
 _dns_label = _kubernetes_name(_DNS_LABEL, 63, "lower-case letters, digits and '-'")
 _dns_subdomain = _kubernetes_name(_DNS_SUBDOMAIN, 253, "lower-case letters, digits, '-' and '.'")
+
+
+def container_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a container's name in a Recommendation (the codec's own words), or None."""
+    try:
+        _dns_label(name)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _container_or_wildcard(value: object) -> str:
@@ -262,7 +273,7 @@ class RecommendationWire(Wire):
         if self.metadata.name is not None and self.metadata.name != expected:
             raise FieldPathError(
                 "metadata.name",
-                f"{_shown(self.metadata.name)} is not the Recommendation of {ref.kind} {ref.name}, "
-                f"which is named {expected!r}",
+                f"{shown(self.metadata.name, _SHOWN_NAME_CHARS)} is not the Recommendation of "
+                f"{ref.kind} {ref.name}, which is named {expected!r}",
             )
         return self

@@ -7,18 +7,32 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
+from podsizer.api.listdoc import DEFAULT_MAX_FILE_BYTES, MAX_MAX_FILE_BYTES, MIN_MAX_FILE_BYTES
 from podsizer.plausibility import (
     DEFAULT_MAX_CHANGE_FACTOR,
     DEFAULT_MAX_CPU_CORES,
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_MEMORY_BYTES,
+    MAX_CEILING_CPU_CORES,
+    MAX_CEILING_GPUS,
+    MAX_CEILING_MEMORY_BYTES,
+    MAX_CHANGE_FACTOR_BOUND,
     MIN_CEILING_CPU_CORES,
     MIN_CEILING_MEMORY_BYTES,
     Ceilings,
 )
 from podsizer.policy import LimitPolicy, Mode, PlanPolicy
 from podsizer.settings.group import SettingsGroup
-from podsizer.settings.types import Bytes, Cores, Lowered, OptionalFactor, OptionalPath, OptionalText, lowered
+from podsizer.settings.types import (
+    Bytes,
+    Cores,
+    Lowered,
+    OptionalFactor,
+    OptionalPath,
+    OptionalText,
+    WholeBytes,
+    lowered,
+)
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 _STORE_ALIASES = {"file": "json"}  # the webhook's old name for the standalone store
@@ -40,6 +54,14 @@ class StoreSettings(SettingsGroup):
         default="json", description="where Recommendations live: json (one file; 'file' also accepted) or crd"
     )
     store_file: Path = Field(default=Path("recommendations.json"), description="file of the json store")
+    store_file_max_bytes: WholeBytes = Field(
+        default=DEFAULT_MAX_FILE_BYTES,
+        ge=MIN_MAX_FILE_BYTES,
+        le=MAX_MAX_FILE_BYTES,
+        description="most bytes of the json store file read or written (bytes or e.g. 64Mi); a larger file, "
+        "or one that is not a regular file, is refused and left untouched. 64Mi holds some 40,000 workloads "
+        "(1.6 KB each); loading 1Gi, the most, takes some 5.5 GiB",
+    )
     store_namespace: OptionalText = Field(
         default=None, description="crd store: only this namespace (empty: all namespaces)"
     )
@@ -91,24 +113,31 @@ class CeilingSettings(SettingsGroup):
     max_cpu_cores: Cores = Field(
         default=DEFAULT_MAX_CPU_CORES,
         ge=MIN_CEILING_CPU_CORES,
-        description="most CPU for one container (cores or e.g. 64000m); a smaller largest node lowers it",
+        le=MAX_CEILING_CPU_CORES,
+        description="most CPU for one container (cores or e.g. 64000m); a smaller largest node lowers it "
+        "(at most 4096: no machine has more)",
     )
     max_memory_bytes: Bytes = Field(
         default=DEFAULT_MAX_MEMORY_BYTES,
         ge=MIN_CEILING_MEMORY_BYTES,
-        le=2**63 - 1,
-        description="most memory for one container (bytes or e.g. 4Ti); a smaller largest node lowers it",
+        le=MAX_CEILING_MEMORY_BYTES,
+        description="most memory for one container (bytes or e.g. 4Ti); a smaller largest node lowers it "
+        "(at most 64Ti: the largest machines hold 32 TiB)",
     )
     max_gpus: float = Field(
         default=DEFAULT_MAX_GPUS,
         ge=1,
-        description="most nvidia.com/gpu for one container; a smaller largest node lowers it",
+        le=MAX_CEILING_GPUS,
+        description="most nvidia.com/gpu for one container; a smaller largest node lowers it (at most 64: "
+        "nodes hold 8 or 16)",
     )
     max_change_factor: OptionalFactor = Field(
         default=DEFAULT_MAX_CHANGE_FACTOR,
         ge=1,
+        le=MAX_CHANGE_FACTOR_BOUND,
         description="a new request stays within current / f .. current x f unless the pod, workload or "
-        'namespace sets podsizer.io/allow-large-change: "true" (empty: no limit)',
+        'namespace sets podsizer.io/allow-large-change: "true" (empty: no limit; at most 1000, past which '
+        "a factor limits nothing)",
     )
 
     def ceilings(self) -> Ceilings:

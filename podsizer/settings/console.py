@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
+from podsizer.settings.duration import DAY
 from podsizer.settings.group import SettingsGroup, old_flags
 from podsizer.settings.source import MetricsSourceSettings
 from podsizer.settings.types import empty_is_none, lowered
@@ -37,7 +38,10 @@ class ConsoleOwnSettings(SettingsGroup):
         "demo, the built-in data set)",
     )
     console_refresh_seconds: float = Field(
-        default=300.0, gt=0, description="seconds between rebuilds of the data from the source and store"
+        default=300.0,
+        gt=0,
+        le=DAY,
+        description="seconds between rebuilds of the data from the source and store (at most a day)",
     )
 
 

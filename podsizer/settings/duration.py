@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 import re
 
+HOUR = 3600
+DAY = 24 * HOUR
+WEEK = 7 * DAY
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 

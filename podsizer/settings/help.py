@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
+import annotated_types as at
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -30,7 +31,36 @@ def unit_of(info: FieldInfo) -> Unit:
 
 def shown_default(info: FieldInfo) -> str:
     """The default as the docs write it: 4Ti, 10m, 24h, a,b, true, (empty)."""
-    value = info.get_default(call_default_factory=True)
+    return shown_value(info, info.get_default(call_default_factory=True))
+
+
+def allowed_range(info: FieldInfo) -> str | None:
+    """The bounds a number setting declares, in its unit: "1Gi to 64Ti", "above 0 to 1h", "0 to below 1";
+    None for a setting without bounds."""
+    low = next((m for m in info.metadata if isinstance(m, at.Ge | at.Gt)), None)
+    high = next((m for m in info.metadata if isinstance(m, at.Le | at.Lt)), None)
+    if low is None and high is None:
+        return None
+    lower = "any" if low is None else _bound(info, low.ge if isinstance(low, at.Ge) else low.gt)
+    upper = "any" if high is None else _bound(info, high.le if isinstance(high, at.Le) else high.lt)
+    lower = f"above {lower}" if isinstance(low, at.Gt) else lower
+    upper = f"below {upper}" if isinstance(high, at.Lt) else upper
+    return f"{lower} to {upper}"
+
+
+def _bound(info: FieldInfo, value: object) -> str:
+    """A bound as its setting is written: a whole float without ".0" (3600, not 3600.0), a duration in
+    days where whole (90d)."""
+    unit = unit_of(info)
+    if unit is Unit.NUMBER and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if unit is Unit.SECONDS and isinstance(value, int | float):
+        return show(value)
+    return shown_value(info, value)
+
+
+def shown_value(info: FieldInfo, value: object) -> str:
+    """A value of the setting `info` as the docs write it: 4Ti, 10m, 24h, a,b, true, (empty)."""
     unit = unit_of(info)
     if value is None or value in ("", ()):
         return EMPTY
@@ -55,7 +85,9 @@ def _old_flags(info: FieldInfo) -> list[str]:
 
 def _help(name: str, info: FieldInfo, default: str | None = None) -> str:
     shown = shown_default(info) if default is None else default
-    return f"{info.description} [{env_name(name)}, default: {shown}]".replace("%", "%%")
+    bounds = allowed_range(info)
+    within = f", allowed: {bounds}" if bounds else ""
+    return f"{info.description} [{env_name(name)}, default: {shown}{within}]".replace("%", "%%")
 
 
 def grouped(settings: type[BaseModel]) -> dict[str, list[str]]:

@@ -15,12 +15,13 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from podsizer.settings.base import SharedSettings
-from podsizer.settings.help import flag_values
+from podsizer.settings.help import allowed_range, flag_values
 from podsizer.settings.names import ENV_PREFIX, env_name, where
 from podsizer.settings.roles import ROLES
+from podsizer.untrusted import shown
 
 # PODSIZER_* variables read by tooling (scripts/, tests/, .ci/), not by a podsizer process;
 # docs/configuration.md lists them. Any other PODSIZER_* name must be a setting of some role.
@@ -69,7 +70,7 @@ def load(
     try:
         loaded = settings.model_validate(values)
     except ValidationError as exc:
-        raise SettingsError("; ".join([*problems, *_describe(exc)])) from None
+        raise SettingsError("; ".join([*problems, *_describe(exc, settings, values)])) from None
     if problems:
         raise SettingsError("; ".join(problems))
     return loaded
@@ -93,12 +94,19 @@ def unknown_variable_problems(env: Mapping[str, str]) -> list[str]:
     return problems
 
 
-def _describe(exc: ValidationError) -> list[str]:
+_BOUND_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def _describe(exc: ValidationError, settings: type[BaseModel], given: Mapping[str, object]) -> list[str]:
+    """One line per error; a value outside a setting's bounds is named as given, with the allowed range."""
     lines = []
     for err in exc.errors():
         field = str(err["loc"][0]) if err["loc"] else ""
         msg = err["msg"].removeprefix("Value error, ")  # pydantic's wording for a validator's ValueError
-        if "input" in err and not isinstance(err["input"], dict):
+        bounds = allowed_range(settings.model_fields[field]) if field in settings.model_fields else None
+        if err["type"] in _BOUND_ERRORS and bounds is not None:
+            msg = f"{shown(given.get(field, err['input']))} is outside the allowed range, {bounds}"
+        elif "input" in err and not isinstance(err["input"], dict):
             msg += f" (got {err['input']!r})"
         lines.append(f"{where(field)}: {msg}" if field else msg)
     return lines

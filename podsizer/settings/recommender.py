@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from podsizer.knobs import Unit
+from podsizer.settings.duration import DAY, HOUR, WEEK
 from podsizer.settings.group import SettingsGroup, knob_group
 from podsizer.settings.profiles import with_profile
 from podsizer.settings.source import MetricsSourceSettings
@@ -40,12 +41,20 @@ class LoopSettings(SettingsGroup):
 
     heading = "the loop"
     interval_seconds: float = Field(
-        default=3600.0, gt=0, description="seconds between runs of `podsizer run`"
+        default=3600.0,
+        gt=0,
+        le=WEEK,
+        description="seconds between runs of `podsizer run` (at most a week: the window's default length)",
     )
     backoff_initial_seconds: float = Field(
-        default=10.0, gt=0, description="first retry delay after the source failed (doubles per failure)"
+        default=10.0,
+        gt=0,
+        le=HOUR,
+        description="first retry delay after the source failed (doubles per failure; at most an hour)",
     )
-    backoff_max_seconds: float = Field(default=600.0, gt=0, description="cap of the retry delay")
+    backoff_max_seconds: float = Field(
+        default=600.0, gt=0, le=DAY, description="cap of the retry delay (at most a day)"
+    )
     incremental: bool = Field(
         default=True,
         description="`podsizer run` with the prometheus source keeps a usage model (decaying histograms) "
@@ -53,7 +62,10 @@ class LoopSettings(SettingsGroup):
         "whole window)",
     )
     dcgm_scrape_interval_seconds: float = Field(
-        default=30.0, gt=0, description="seconds between dcgm-exporter scrapes"
+        default=30.0,
+        gt=0,
+        le=HOUR,
+        description="seconds between dcgm-exporter scrapes (at most an hour: sparser scrapes miss GPU use)",
     )
 
 
@@ -80,8 +92,9 @@ class CheckpointSettings(SettingsGroup):
     cold_start_chunk: Annotated[int, Unit.SECONDS, BeforeValidator(_whole_hours)] = Field(
         default=21600,
         ge=3600,
+        le=WEEK,
         description="a cold start reads the window in chunks of this duration (whole hours: 6h), folding "
-        "each into the model before the next: memory holds one chunk",
+        "each into the model before the next: memory holds one chunk (at most 7d)",
     )
 
 
@@ -116,10 +129,15 @@ class OperationsSettings(SettingsGroup):
     liveness_grace_seconds: float = Field(
         default=300.0,
         gt=0,
-        description="/livez fails when no cycle started or ended for the wait + one interval + this",
+        le=DAY,
+        description="/livez fails when a cycle goes this long without progress, or the next cycle is this "
+        "late (at most a day: a hung loop must be noticed)",
     )
     readiness_source_failure_seconds: float = Field(
-        default=1800.0, gt=0, description="/readyz fails once the metrics source has failed for this long"
+        default=1800.0,
+        gt=0,
+        le=WEEK,
+        description="/readyz fails once the metrics source has failed for this long (at most a week)",
     )
 
 
@@ -132,11 +150,15 @@ class LeaderElectionSettings(SettingsGroup):
     lease_namespace: OptionalText = Field(
         default=None, description="namespace of the Lease (empty: the pod's namespace, else default)"
     )
-    lease_duration_seconds: int = Field(default=15, gt=0, description="Lease duration")
-    lease_renew_deadline_seconds: int = Field(
-        default=10, gt=0, description="leader gives up if not renewed within"
+    lease_duration_seconds: int = Field(
+        default=15, gt=0, le=HOUR, description="Lease duration (at most an hour: so long without a leader)"
     )
-    lease_retry_period_seconds: float = Field(default=2.0, gt=0, description="seconds between Lease attempts")
+    lease_renew_deadline_seconds: int = Field(
+        default=10, gt=0, le=HOUR, description="leader gives up if not renewed within (at most an hour)"
+    )
+    lease_retry_period_seconds: float = Field(
+        default=2.0, gt=0, le=600, description="seconds between Lease attempts (at most 10 minutes)"
+    )
     identity: OptionalText = Field(
         default=None, description="holder identity in the Lease (empty: POD_NAME or hostname)"
     )

@@ -28,6 +28,7 @@ from podsizer.api.resource import (
     Window,
     check_recommendation,
 )
+from podsizer.api.wire import container_name_problem
 from podsizer.bounds import clip_count, policy_for
 from podsizer.owners import Skipped
 from podsizer.plausibility import Ceilings
@@ -232,6 +233,28 @@ class RunIndex:
     def of(snapshot: UsageSnapshot) -> RunIndex:
         return RunIndex(index_by_workload(snapshot), {n.name: n for n in snapshot.nodes})
 
+    def with_valid_names(self) -> tuple[RunIndex, tuple[Skipped, ...]]:
+        """This index less the containers whose name no Recommendation may hold (a metrics label that is
+        not a Kubernetes name), each skipped with the reason: the workload's other containers are sized
+        (a workload left with none is not)."""
+        workloads: dict[WorkloadRef, WorkloadUsage] = {}
+        skipped: list[Skipped] = []
+        for ref, usage in self.workloads.items():
+            names = {c.container for c in usage.containers} | {g.container for g in usage.gpus}
+            problems = {n: p for n in sorted(names) if (p := container_name_problem(n)) is not None}
+            skipped += [
+                Skipped(Subject.of_workload(ref, n), f"container not sized: {p}") for n, p in problems.items()
+            ]
+            if not problems:
+                workloads[ref] = usage
+            elif len(problems) < len(names):
+                workloads[ref] = replace(
+                    usage,
+                    containers=tuple(c for c in usage.containers if c.container not in problems),
+                    gpus=tuple(g for g in usage.gpus if g.container not in problems),
+                )
+        return replace(self, workloads=workloads), tuple(skipped)
+
 
 def recommend_workload(
     workload: WorkloadRef,
@@ -348,9 +371,9 @@ def recommend(
     """Size every workload of the snapshot; a failing workload becomes a Skipped entry."""
     bounds = bounds or {}
     ceilings = run_ceilings(snapshot, policy)
-    index = RunIndex.of(snapshot)
+    index, refused = RunIndex.of(snapshot).with_valid_names()
     recs: list[Recommendation] = []
-    skipped: list[Skipped] = list(snapshot.skipped)
+    skipped: list[Skipped] = [*snapshot.skipped, *refused]
     waste: list[WasteFinding] = []
     costs: list[CostItem] = []
     for workload in index.workloads:

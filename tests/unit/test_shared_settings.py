@@ -144,7 +144,7 @@ def test_every_tooling_variable_is_documented() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("min_confidence", "2", "Input should be less than or equal to 1 (got '2')"),
+        ("min_confidence", "2", "'2' is outside the allowed range, 0 to 1"),
         ("default_mode", "yolo", "Input should be 'off', 'dry-run' or 'auto' (got 'yolo')"),
         ("store", "redis", "Input should be 'json' or 'crd' (got 'redis')"),
         (

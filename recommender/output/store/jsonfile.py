@@ -3,8 +3,10 @@
 The webhook polls this file, so a write never leaves half a file behind: the new content goes to a
 temporary file in the same directory, is fsynced, then os.replace()d over the old one (and the
 directory is fsynced). A file that is not a valid RecommendationList is never overwritten: reading
-or writing it raises StoreError naming the file, and the user fixes or moves it. Items the codec
-rejects are kept as they are on write, skipped (with a log line) on read.
+or writing it raises StoreError naming the file, and the user fixes or moves it; so does a file that is
+not a regular file or is larger than the cap (PODSIZER_STORE_FILE_MAX_BYTES), which is never read, and a
+write that would make the file larger than the cap is refused, the old file kept. Items the codec rejects
+are kept as they are on write, skipped (with a log line) on read.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from typing import Any
 import orjson
 
 from podsizer.api.identity import WorkloadRef
-from podsizer.api.listdoc import LIST_KIND, ListDocumentError, list_document, list_items
+from podsizer.api.listdoc import (
+    DEFAULT_MAX_FILE_BYTES,
+    LIST_KIND,
+    ListDocumentError,
+    ListFileError,
+    list_document,
+    list_items,
+    read_list_file,
+    unwritable_size,
+)
 from podsizer.api.resource import (
     ContainerPolicy,
     Recommendation,
@@ -63,9 +74,13 @@ def _sort_key(item: Any) -> _Key:
 class JsonFileStore:
     """A RecommendationStore in one JSON file; safe for one writer process and any number of readers."""
 
-    def __init__(self, path: str | Path, clean_temp_files: bool = True) -> None:
-        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_writes)."""
+    def __init__(
+        self, path: str | Path, clean_temp_files: bool = True, max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    ) -> None:
+        """`clean_temp_files`: remove stale temp files of an interrupted write (remove_stale_writes);
+        `max_bytes`: the most bytes of the file read or written."""
         self.path = Path(path)
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
         if clean_temp_files:
             remove_stale_writes(self.path)
@@ -76,11 +91,13 @@ class JsonFileStore:
     def _read_items(self) -> _Items:
         """The raw items; [] when the file does not exist yet; StoreError when it is not a valid list."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_list_file(self.path, self.max_bytes)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot read the recommendation store: {_why(exc)}") from exc
+        except ListFileError as exc:
+            raise StoreError(f"{exc} (left untouched; nothing was read)") from exc
         where = f"{self.path}: not a valid {LIST_KIND} (left untouched; fix or move it)"
         try:
             doc = orjson.loads(raw)
@@ -148,6 +165,8 @@ class JsonFileStore:
 
     def _write(self, items: _Items) -> None:
         data = orjson.dumps(list_document(items), option=orjson.OPT_INDENT_2) + b"\n"
+        if len(data) > self.max_bytes:  # its readers would refuse it: the old file stays
+            raise StoreError(f"{unwritable_size(self.path, len(data), self.max_bytes)}; the old file is kept")
         target = Path(os.path.realpath(self.path))
         try:
             _atomic_write(target, data)

@@ -58,7 +58,8 @@ def test_bad_values_name_the_variable_and_the_flag() -> None:
     ):
         load_settings(_args(), {"PODSIZER_CONSOLE_PORT": "eighty"})
     with pytest.raises(
-        SettingsError, match=r"^PODSIZER_CONSOLE_PORT \(--console-port\): Input should be less"
+        SettingsError,
+        match=r"^PODSIZER_CONSOLE_PORT \(--console-port\): '70000' is outside the allowed range, 1 to 65535$",
     ):
         load_settings(_args("--port", "70000"), {})
     with pytest.raises(

@@ -158,8 +158,8 @@ def test_bad_setting_is_exit_2_naming_the_variable(
     assert fake_pipeline.recommend() == 2
     err = capsys.readouterr().err
     assert err == (
-        "podsizer recommend: PODSIZER_CPU_MARGIN (--cpu-margin): Input should be greater than or equal to 0"
-        " (got '-0.5')\n"
+        "podsizer recommend: PODSIZER_CPU_MARGIN (--cpu-margin): '-0.5' is outside the allowed range, "
+        "0 to 10\n"
     )
     assert "Traceback" not in err
 

@@ -60,7 +60,11 @@ def test_a_rate_window_shorter_than_the_step_names_both_settings() -> None:
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("query_step", "0", "PODSIZER_QUERY_STEP (--query-step): Input should be greater than 0"),
+        (
+            "query_step",
+            "0",
+            "PODSIZER_QUERY_STEP (--query-step): '0' is outside the allowed range, above 0s to 1h",
+        ),
         ("query_step", "1.5s", "PODSIZER_QUERY_STEP (--query-step): 1.5s is not a whole"),
         (
             "cpu_rate_window",

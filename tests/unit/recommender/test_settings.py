@@ -90,11 +90,11 @@ def test_empty_optional_values_mean_none() -> None:
     [
         (
             {"PODSIZER_CPU_MARGIN": "-1"},
-            "PODSIZER_CPU_MARGIN (--cpu-margin): Input should be greater than or equal to 0",
+            "PODSIZER_CPU_MARGIN (--cpu-margin): '-1' is outside the allowed range, 0 to 10",
         ),
         (
             {"PODSIZER_CPU_PERCENTILE": "1.5"},
-            "PODSIZER_CPU_PERCENTILE (--cpu-percentile): Input should be less than or equal to 1",
+            "PODSIZER_CPU_PERCENTILE (--cpu-percentile): '1.5' is outside the allowed range, above 0 to 1",
         ),
         (
             {"PODSIZER_WINDOW_DAYS": "seven"},
@@ -127,7 +127,7 @@ def test_a_bad_flag_names_the_flag_and_the_variable_and_all_errors_are_reported(
     msg = str(err.value)
     assert "PODSIZER_CPU_MARGIN (--cpu-margin): Input should be a valid number" in msg
     assert (
-        "PODSIZER_GPU_IDLE_THRESHOLD (--gpu-idle-threshold): Input should be less than or equal to 1" in msg
+        "PODSIZER_GPU_IDLE_THRESHOLD (--gpu-idle-threshold): '2' is outside the allowed range, 0 to 1" in msg
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from podsizer.knobs import knob_of
 from podsizer.settings import RecommenderSettings, SettingsError, SharedSettings, add_arguments, load
 from podsizer.settings.group import owner_of
-from podsizer.settings.help import flag_values
+from podsizer.settings.help import allowed_range, flag_values
 from podsizer.sizing_policy import SizingPolicy
 
 HINTS = get_type_hints(SizingPolicy, include_extras=True)
@@ -83,14 +83,15 @@ def test_a_changed_variable_or_flag_changes_the_knob_of_the_policy(field: datacl
 
 
 @pytest.mark.parametrize("name", KNOB_NAMES)
-def test_a_knob_outside_its_declared_bounds_is_refused_naming_it(name: str) -> None:
+def test_a_knob_outside_its_declared_bounds_is_refused_naming_it_the_value_and_the_range(name: str) -> None:
     if isinstance(next(f.default for f in KNOBS if f.name == name), bool):
-        bad, needle = "perhaps", "Input should be a valid boolean"
+        cases = [("perhaps", "Input should be a valid boolean")]
     else:
         lo, hi = _bounds(name)
-        above = hi is not None
-        bad = repr(hi + 1) if hi is not None else repr(lo - 1)
-        needle = "Input should be less than" if above else "Input should be greater than"
-    with pytest.raises(SettingsError) as err:
-        load(RecommenderSettings, env={f"PODSIZER_{name.upper()}": bad})
-    assert str(err.value).startswith(f"PODSIZER_{name.upper()} (--{name.replace('_', '-')}): {needle}")
+        assert hi is not None, f"{name} has no upper bound"
+        allowed = allowed_range(RecommenderSettings.model_fields[name])
+        cases = [(repr(v), f"{repr(v)!r} is outside the allowed range, {allowed}") for v in (lo - 1, hi + 1)]
+    for bad, needle in cases:
+        with pytest.raises(SettingsError) as err:
+            load(RecommenderSettings, env={f"PODSIZER_{name.upper()}": bad})
+        assert str(err.value).startswith(f"PODSIZER_{name.upper()} (--{name.replace('_', '-')}): {needle}")

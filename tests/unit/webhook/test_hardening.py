@@ -85,6 +85,12 @@ def test_shortened_says_how_much_was_left_out() -> None:
     assert shortened("a" * 300) == "a" * MAX_ECHO_CHARS + "... (100 more characters)"
 
 
+def test_a_reviews_fields_are_logged_on_one_line() -> None:
+    """uid, reason and workload go through shortened into the decision's log line: no line is forged."""
+    forged = "uid\n2026-01-01 ERROR podsizer.webhook forged\x1b[31m"
+    assert shortened(forged) == "uid\\n2026-01-01 ERROR podsizer.webhook forged\\x1b[31m"
+
+
 def _app_client(**settings: int) -> TestClient:
     app = create_app(
         WebhookSettings(default_mode="auto", **settings),  # type: ignore[arg-type]
@@ -152,6 +158,7 @@ def test_connection_limits_follow_the_settings() -> None:
         header_timeout_seconds=2.0,
         body_timeout_seconds=3.0,
         keep_alive_timeout_seconds=4,
+        client_ca_file=Path("client-ca.crt"),
         client_allowed_names=("kube-apiserver",),
     )
     limits = connection_limits(settings)

@@ -93,7 +93,7 @@ def test_run_exits_2_with_the_variable_name(
     assert run_reporting_errors("webhook", run, _parse([])) == 2
     assert capsys.readouterr().err == (
         "podsizer webhook: PODSIZER_TLS_RELOAD_INTERVAL (--tls-reload-interval):"
-        " Input should be greater than 0 (got '-1')\n"
+        " '-1' is outside the allowed range, above 0 to 3600\n"
     )
 
 
@@ -110,3 +110,23 @@ def test_docs_list_every_setting() -> None:
     assert len(WebhookSettings.model_fields) > 10
     for name in WebhookSettings.model_fields:
         assert f"`{'PODSIZER_' + name.upper()}`" in doc and f"`--{name.replace('_', '-')}`" in doc, name
+
+
+def test_allowed_client_names_without_a_client_ca_fail_at_start_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a client CA no certificate is asked for: the names would leave /mutate open to anyone."""
+    monkeypatch.delenv("PODSIZER_CLIENT_CA_FILE", raising=False)
+    monkeypatch.setenv("PODSIZER_CLIENT_ALLOWED_NAMES", "kube-apiserver")
+    args = _parse(["--tls-cert-file", str(tmp_path / "tls.crt"), "--tls-key-file", str(tmp_path / "tls.key")])
+    assert run_reporting_errors("webhook", run, args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "podsizer webhook: PODSIZER_CLIENT_ALLOWED_NAMES (--client-allowed-names) is set but "
+        "PODSIZER_CLIENT_CA_FILE (--client-ca-file) is not"
+    )
+    assert "/mutate would answer any caller" in err
+    with_ca = load(
+        WebhookSettings, env={"PODSIZER_CLIENT_ALLOWED_NAMES": "a", "PODSIZER_CLIENT_CA_FILE": "ca"}
+    )
+    assert with_ca.client_allowed_names == ("a",)

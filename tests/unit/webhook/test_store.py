@@ -114,3 +114,29 @@ def test_symlink_swap_like_a_configmap_volume(tmp_path: Path) -> None:
     assert loader.load_once()
     snap = holder.current()
     assert snap is not None and len(snap) == 0
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("bad", ["over the cap", "/dev/zero", "FIFO"])
+def test_a_file_over_the_cap_or_not_regular_is_refused_unread_and_the_last_good_snapshot_kept(
+    tmp_path: Path, bad: str
+) -> None:
+    path = tmp_path / "recs.json"
+    _write(path, _doc(recommendation_to_resource(recommendation())), 0)
+    holder = SnapshotHolder()
+    loader = FileStoreLoader(path, holder, Clock(), max_bytes=2**20)
+    assert loader.load_once()
+    good = holder.current()
+    path.unlink()
+    if bad == "over the cap":
+        with path.open("wb") as f:
+            f.truncate(2**20 + 1)
+    elif bad == "/dev/zero":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)
+    assert not loader.load_once()
+    assert holder.current() is good
+    assert loader.last_error is not None and str(path) in loader.last_error
+    expected = "more than the store file's cap of 1Mi" if bad == "over the cap" else "not a regular file"
+    assert expected in loader.last_error

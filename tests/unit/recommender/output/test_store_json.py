@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from podsizer.api.identity import WorkloadRef
+from podsizer.api.listdoc import DEFAULT_MAX_FILE_BYTES
 from podsizer.api.resource import (
     ContainerPolicy,
     ContainerRecommendation,
@@ -18,7 +19,9 @@ from podsizer.api.resource import (
     Window,
     recommendation_to_resource,
 )
+from podsizer.settings import RecommenderSettings
 from recommender.output.store import JsonFileStore, StoreError
+from recommender.wiring import build_store
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -208,3 +211,76 @@ def test_the_webhook_reads_what_the_store_writes(tmp_path: Path) -> None:
     JsonFileStore(path).put_many([rec("web"), rec("db", kind="StatefulSet")])
     snapshot = parse_store_document(json.loads(path.read_text()), str(path), lambda: NOW)
     assert len(snapshot) == 2
+
+
+def _store_error(store: JsonFileStore) -> str:
+    """The StoreError of list(), and put_many() refusing alike."""
+    with pytest.raises(StoreError) as err:
+        store.list()
+    with pytest.raises(StoreError):
+        store.put_many([rec()])
+    return str(err.value)
+
+
+def test_a_file_over_the_cap_is_refused_unread_naming_file_and_cap_and_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "recs.json"
+    with path.open("wb") as f:  # sparse: one byte over the default cap costs no disk
+        f.truncate(DEFAULT_MAX_FILE_BYTES + 1)
+    error = _store_error(JsonFileStore(path))
+    assert error.startswith(
+        f"{path}: {DEFAULT_MAX_FILE_BYTES + 1} bytes, more than the store file's cap of 64Mi"
+    )
+    assert "PODSIZER_STORE_FILE_MAX_BYTES" in error
+    assert path.stat().st_size == DEFAULT_MAX_FILE_BYTES + 1
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["character device", "directory", "FIFO"])
+def test_a_store_path_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path, kind: str) -> None:
+    """/dev/zero once read 8 GB in 20 s; a FIFO blocked the read for ever."""
+    path = tmp_path / "recs.json"
+    if kind == "character device":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    error = _store_error(JsonFileStore(path))
+    assert error.startswith(f"{path}: a {kind}, not a regular file")
+    assert path.is_symlink() if kind == "character device" else not path.is_file()
+
+
+def test_a_write_that_would_pass_the_cap_is_refused_and_the_old_file_kept(tmp_path: Path) -> None:
+    path = tmp_path / "recs.json"
+    JsonFileStore(path).put(rec())
+    before = path.read_bytes()
+    store = JsonFileStore(path, max_bytes=len(before) + 100)
+    store.put(rec(cpu="300m"))  # the same workload, within the cap
+    before = path.read_bytes()
+    assert "300m" in before.decode()
+    with pytest.raises(StoreError, match=r"not written: \d+ bytes, more than the store file's cap of \d+ "):
+        store.put_many([rec(f"w{i}") for i in range(3)])
+    assert path.read_bytes() == before
+
+
+def test_the_recommenders_store_reads_with_the_configured_cap(tmp_path: Path) -> None:
+    settings = RecommenderSettings(store_file=tmp_path / "recs.json", store_file_max_bytes=2**20)
+    store = build_store(settings)
+    assert isinstance(store, JsonFileStore) and store.max_bytes == 2**20
+
+
+def test_a_refused_items_forged_name_is_logged_on_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "recs.json"
+    forged = {"metadata": {"name": "web\n2026-01-01 ERROR forged\x1b[31m", "namespace": "shop"}}
+    path.write_text(
+        json.dumps({"apiVersion": "podsizer.io/v1alpha1", "kind": "RecommendationList", "items": [forged]})
+    )
+    with caplog.at_level("WARNING", logger="podsizer.store"):
+        assert JsonFileStore(path).list() == []
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert "(shop/web\\n2026-01-01 ERROR forged\\x1b[31m) skipped" in message
+    assert "\n" not in message and "\x1b" not in message

@@ -259,3 +259,27 @@ def test_gpu_bounds_win_over_the_gpu_count() -> None:
     assert c is not None
     assert c.requests["nvidia.com/gpu"] == c.limits["nvidia.com/gpu"] == "2"  # activity alone says 1
     assert "nvidia.com/gpu raised to minAllowed 2 (wanted 1)" in c.reason
+
+
+FORGED = "Bad_Name\n2026-01-01 ERROR forged\x1b[31m"
+
+
+def test_an_invalid_container_name_skips_that_container_and_the_valid_ones_are_sized() -> None:
+    """A container label that is not a Kubernetes name costs that container, never its workload."""
+    snap = UsageSnapshot(START, END, containers=(cu(WEB, "app", 0.35, 300), cu(WEB, FORGED, 0.1, 100)))
+    result = recommend(snap, SizingPolicy(), PriceTable.load(), NOW)
+    (rec,) = result.recommendations
+    assert (rec.target, [c.name for c in rec.containers]) == (WEB, ["app"])
+    (skip,) = result.skipped
+    assert (skip.subject, skip.failed) == (Subject.of_workload(WEB, FORGED), False)
+    assert skip.reason.startswith(f"container not sized: {FORGED[:64]!r}")
+    assert "is not a Kubernetes name" in skip.reason and "\n" not in skip.reason
+
+
+def test_a_workload_whose_every_container_name_is_invalid_is_skipped_per_container() -> None:
+    snap = UsageSnapshot(
+        START, END, containers=(cu(WEB, "App", 0.35, 300), cu(WEB, "a" * 64, 0.1, 100)), gpus=()
+    )
+    result = recommend(snap, SizingPolicy(), PriceTable.load(), NOW)
+    assert result.recommendations == ()
+    assert sorted(s.subject.container for s in result.skipped) == sorted(["App", "a" * 64])
