@@ -6,16 +6,22 @@ The original of a value, first found wins: the `from` of the pod's `podsizer.io/
 its first admission, so a second call or a later resize still knows it); the workload's pod template as
 the apiserver admits it (LimitRange defaults; the updater knows templates, admission sees the template
 itself); else the pod's own value.
+
+The record is the pod's own annotation, which whoever may write the pod can write too: it is believed only
+while the target it gives stays within what the trusted original allows (the template's value where the
+caller knows the template, else the pod's own value): `Baseline.widened`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 from podsizer.keys import APPLIED_KEY
 from podsizer.limitrange import NO_CLUSTER_POLICY, ClusterPolicy, admitted
+from podsizer.plausibility import Ceilings
 from podsizer.podspec import FIELDS, Change, ContainerSlot, CurrentResources, Field, Section, quantity
 from podsizer.resources import CPU_MEMORY
 
@@ -96,9 +102,12 @@ def from_template(
 
 @dataclass(frozen=True)
 class Baseline:
-    """The original of each value the record or the template names (None: the value was absent)."""
+    """The original of each value the record or the template names (None: the value was absent);
+    `trusted`: the template's alone (the record is the pod's own annotation: anyone who may write the pod
+    may write it)."""
 
     values: Mapping[Key, str | None]
+    trusted: Mapping[Key, str | None] = field(default_factory=dict)
 
     @staticmethod
     def of(
@@ -107,9 +116,50 @@ class Baseline:
         template: Iterable[CurrentResources] | None = None,
         cluster: ClusterPolicy | None = None,
     ) -> Baseline:
-        values = from_template(template, cluster) if template is not None else {}
-        values.update(recorded(pod_annotations, recommendation))  # the record wins
-        return Baseline(values)
+        trusted = from_template(template, cluster) if template is not None else {}
+        values = {**trusted, **recorded(pod_annotations, recommendation)}  # the record wins
+        return Baseline(values, trusted)
+
+    @property
+    def from_record(self) -> frozenset[tuple[Section, str]]:
+        """The containers whose originals the record names otherwise than the template."""
+        return frozenset(
+            (section, name)
+            for (section, name, field_, resource), v in self.values.items()
+            if (section, name, field_, resource) not in self.trusted
+            or not _same(v, self.trusted[(section, name, field_, resource)])
+        )
+
+    def without_record(self) -> Baseline:
+        """The originals from the template alone (the pod's own values where it has none)."""
+        return Baseline(self.trusted, self.trusted)
+
+    def widened(
+        self,
+        current: Sequence[ContainerSlot],
+        changes: Sequence[Change],
+        factor: float | None,
+        ceilings: Ceilings,
+    ) -> str | None:
+        """The first value of a container the record names whose target (the pod `current` with `changes`)
+        lies beyond what its trusted original allows (the template's, else the pod's own value), described;
+        None when the record narrows at most. Beyond: removed, outside [original / factor, original x
+        factor], or above both the original and the ceiling."""
+        named = self.from_record
+        target = {(c.section, c.container, c.field, c.resource): c.new for c in changes}
+        for slot in current:
+            if (slot.section, slot.name) not in named:
+                continue
+            resources = sorted({*CPU_MEMORY, *(k[3] for k in target if k[:2] == (slot.section, slot.name))})
+            for field_ in FIELDS:
+                for resource in resources:
+                    key = (slot.section, slot.name, field_, resource)
+                    now = slot.current(field_, resource)
+                    original = self.trusted.get(key, now)
+                    value = target.get(key, now)
+                    if _beyond(resource, quantity(value), quantity(original), factor, ceilings):
+                        return f"{slot.name} {field_}.{resource} {original} -> {value or 'none'}"
+        return None
 
     def _by_container(self) -> dict[tuple[Section, str], dict[Field, dict[str, str | None]]]:
         out: dict[tuple[Section, str], dict[Field, dict[str, str | None]]] = {}
@@ -162,6 +212,23 @@ def original_pod(
         items[index] = container
         spec[section] = items
     return {**pod, "spec": spec}
+
+
+def _beyond(
+    resource: str, value: Decimal | None, original: Decimal | None, factor: float | None, ceilings: Ceilings
+) -> bool:
+    """Whether `value` is wider than `original` allows: removed (cpu, memory), outside the factor, or above
+    both the original and the ceiling (None original: nothing to widen)."""
+    if original is None:
+        return False
+    if value is None:
+        return resource in CPU_MEMORY
+    if factor is not None and original > 0:
+        f = Decimal(repr(factor))
+        if not original / f <= value <= original * f:
+            return True
+    ceiling = ceilings.of(resource)
+    return ceiling is not None and value > max(original, Decimal(repr(ceiling)))
 
 
 def _same(a: object, b: object) -> bool:

@@ -117,7 +117,8 @@ def plan_pod(
 
     The plan is made for the pod as it was originally (podsizer.baseline: its podsizer.io/applied record,
     else the template), so the maximum change factor is one budget per workload; `changes` then bring
-    the pod as it is now to that target, `recorded` states them from the original values."""
+    the pod as it is now to that target, `recorded` states them from the original values. A record whose
+    target would be wider than the template (else the pod's own values) allows is not believed."""
     own = pod_metadata(pod)
     if resolved is None:
         resolved = resolve(policy, own, workload, namespace)
@@ -125,7 +126,29 @@ def plan_pod(
     if skip is not None:
         return PodPlan(resolved.mode, resolved.gpu_resize, skip=skip)
     current = container_slots(pod)
-    restored = Baseline.of(own.annotations, rec.name, template, cluster).restored(current)
+    baseline = Baseline.of(own.annotations, rec.name, template, cluster)
+    plan = _from_original(pod, current, baseline, rec, policy, resolved, cluster)
+    if not baseline.from_record or plan.skip not in (None, "no-change", "policy-limited"):
+        return plan
+    factor = None if resolved.allow_large_change else policy.max_change_factor
+    widened = baseline.widened(current, plan.changes, factor, policy.ceilings)
+    if widened is None:
+        return plan
+    plan = _from_original(pod, current, baseline.without_record(), rec, policy, resolved, cluster)
+    return replace(plan, notes=(*plan.notes, f"podsizer.io/applied not believed: it would widen {widened}"))
+
+
+def _from_original(
+    pod: Mapping[str, object],
+    current: Sequence[ContainerSlot],
+    baseline: Baseline,
+    rec: Recommendation,
+    policy: PlanPolicy,
+    resolved: Resolved,
+    cluster: ClusterPolicy | None,
+) -> PodPlan:
+    """The plan made for the pod with `baseline`'s originals put back, as changes from the pod now."""
+    restored = baseline.restored(current)
     if not restored:
         return _plan(pod, current, rec, policy, resolved, cluster)
     original = original_pod(pod, restored)

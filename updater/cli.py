@@ -22,6 +22,7 @@ from podsizer.leader import AlwaysLeader, LeaderElector, Leadership, LeaseApi
 from podsizer.settings import UpdaterSettings, load_from_args, setting_error
 from podsizer.settings import add_arguments as add_settings_arguments
 from podsizer.snapshot import SnapshotHolder
+from podsizer.untrusted import configure_logging
 from updater.budget import Budgets
 from updater.decide import UpdaterPolicy
 from updater.kube import KubeApi
@@ -72,6 +73,7 @@ def config_of(settings: UpdaterSettings) -> UpdaterConfig:
             settings.updater_evictions_per_minute,
         ),
         settings.update_resize_timeout_seconds,
+        settings.updater_settling_seconds,
     )
     excluded = frozenset(settings.updater_excluded_namespaces)
     return UpdaterConfig(policy, settings.update_mode, settings.updater_dry_run, excluded)
@@ -150,9 +152,7 @@ def serve(
 def run(args: argparse.Namespace) -> int:
     """Start the updater and run until stopped; SettingsError (exit status 2) on bad configuration."""
     settings = load_from_args(UpdaterSettings, args)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s %(message)s")
     if settings.store != "crd":
         raise setting_error("store", "the updater reads Recommendations from the crd store: set it to crd")
     api_client = kube_api_client(settings.kubeconfig)

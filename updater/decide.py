@@ -9,12 +9,13 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from podsizer.api import Recommendation, WorkloadRef
-from podsizer.baseline import Baseline, key_of
+from podsizer.baseline import from_template, key_of
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import Resolved, UpdatePermission
-from podsizer.plan import plan_pod, pod_metadata
+from podsizer.plan import plan_pod
 from podsizer.podspec import Change, CurrentResources
 from podsizer.policy import PlanPolicy
+from podsizer.settings.updater import DEFAULT_RESIZE_TIMEOUT_SECONDS, DEFAULT_SETTLING_SECONDS
 from updater.budget import Budgets, Ledger, eviction_blocker
 from updater.podstate import running
 from updater.replacement import NOT_SIZED, SAME_ON_RECREATE, comes_back_the_same, not_sized_at_admission
@@ -26,13 +27,15 @@ ActionKind = Literal["resized", "evicted", "skipped"]
 
 @dataclass(frozen=True)
 class UpdaterPolicy:
-    """What shapes the updater's decisions: the pod plan's policy, the threshold, the eviction budgets and
-    how long an in-place resize may stay pending, deferred or in progress before falling back to eviction."""
+    """What shapes the updater's decisions: the pod plan's policy, the threshold, the eviction budgets,
+    how long an in-place resize may stay pending, deferred or in progress before falling back to eviction,
+    and how long a workload's target must hold before another is acted on (updater.damping; 0: no damping)."""
 
     plan: PlanPolicy = field(default_factory=PlanPolicy)
     threshold: Threshold = field(default_factory=Threshold)
     budgets: Budgets = field(default_factory=Budgets)
-    resize_timeout_seconds: float = 300.0
+    resize_timeout_seconds: float = DEFAULT_RESIZE_TIMEOUT_SECONDS
+    settling_seconds: float = DEFAULT_SETTLING_SECONDS
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,12 @@ def _stuck(status: ResizeStatus, now: datetime, timeout: float) -> str | None:
 
 
 def anchored(facts: PodFacts, changes: Sequence[Change]) -> bool:
-    """Whether each change's original value is known (the pod's podsizer.io/applied record or the
-    workload's template): an in-place resize of a value known only from the pod itself would make the next
-    pass measure the change factor from the resized value; such a pod is recreated (admission records it)."""
-    known = Baseline.of(pod_metadata(facts.pod).annotations, facts.rec.name, facts.template, facts.cluster)
-    return all(key_of(c) in known.values for c in changes)
+    """Whether each change's original value is known from the workload's template: an in-place resize of
+    a value known only from the pod itself (its own values, or its podsizer.io/applied record, which
+    whoever may write the pod may write) would make the next pass measure the change factor from the
+    resized value, or a rewritten record; such a pod is recreated (admission plans its replacement)."""
+    known = from_template(facts.template, facts.cluster) if facts.template is not None else {}
+    return all(key_of(c) in known for c in changes)
 
 
 def decide(facts: PodFacts, policy: UpdaterPolicy, ledger: Ledger, now: datetime) -> Action:

@@ -18,6 +18,7 @@ from podsizer.podspec import CurrentResources
 from podsizer.policy import PlanPolicy
 from podsizer.snapshot import SnapshotProvider
 from updater.budget import MINUTE, Eviction, Ledger
+from updater.damping import Damper, Settling
 from updater.decide import Action, PodFacts, UpdaterPolicy, decide, skip
 from updater.kube import UpdaterApi
 from updater.pdb import Budget, disruptions_allowed
@@ -26,6 +27,7 @@ from updater.record import Recorder
 
 log = logging.getLogger("podsizer.updater")
 _VERB = {"resized": "resize", "evicted": "evict", "skipped": "skip"}
+_AT_TARGET = frozenset({"within-threshold", "no-change"})  # skips of a pod already where its plan is
 
 
 class Budgets(Protocol):
@@ -99,6 +101,8 @@ class Updater:
         self.ledger = Ledger()
         self._rejected: OrderedDict[str, None] = OrderedDict()
         self._evicted: OrderedDict[WorkloadRef, datetime] = OrderedDict()  # each workload's last eviction
+        policy = config.policy
+        self.damper = Damper(Settling(timedelta(seconds=policy.settling_seconds), policy.threshold.relative))
 
     def candidates(self) -> list[Candidate]:
         """Running pods outside excluded namespaces whose workload has a Recommendation."""
@@ -131,18 +135,38 @@ class Updater:
         for c in found:
             by_workload[c.workload].append(c.pod)
         done: list[tuple[Candidate, Action]] = []
+        observed: set[WorkloadRef] = set()
         for c in found:
             facts = self.facts(c, by_workload[c.workload], policy.plan)
             if not facts.permission.recreate:
                 continue  # admission only (or off): not the updater's business, nothing recorded
+            if c.workload not in observed:
+                observed.add(c.workload)
+                self.damper.observe(c.workload, c.rec, now)
             action = decide(facts, policy, self.ledger, now)
             if action.reason == "memory-usage-unknown":  # ask the metrics API only when it matters
                 namespace, name = name_of(c.pod)
                 action = decide(
                     replace(facts, usage=self.api.usage(namespace, name)), policy, self.ledger, now
                 )
-            done.append((c, self.act(c, action, now)))
+            done.append((c, self.act(c, self.damped(c, action, now), now)))
         return done
+
+    def damped(self, c: Candidate, action: Action, now: datetime) -> Action:
+        """The action, or a skip while its workload's target is oscillating or settling (updater.damping).
+        A pod at its target is reported held too while the target oscillates: one reason, not two in turn."""
+        if action.kind != "skipped":
+            held = self.damper.hold(c.workload, c.rec, action.changes, now)
+        elif action.reason in _AT_TARGET:
+            held = self.damper.oscillating(c.workload, c.rec, now)
+        else:
+            return action
+        if held is None:
+            return action
+        reason, detail = held
+        if action.kind != "skipped":
+            detail = f"{action.kind} for {action.reason} held: {detail}"
+        return skip(reason, detail, action.changes)
 
     def facts(self, c: Candidate, siblings: Sequence[Mapping[str, Any]], plan: PlanPolicy) -> PodFacts:
         namespace, _ = name_of(c.pod)
@@ -176,6 +200,8 @@ class Updater:
                 Eviction(now, c.workload, name_of(c.pod)[1]), max(MINUTE, self._cool())
             )
         if self.config.dry_run or action.kind == "skipped":
+            if action.kind != "skipped":  # dry-run: damped as if done, like the budgets
+                self.damper.acted(c.workload, c.rec, action.changes, now)
             self.recorder.record(c.pod, c.workload, action)
             return action
         namespace, name = name_of(c.pod)
@@ -183,8 +209,10 @@ class Updater:
             outcome, message = self.api.resize(namespace, name, action.body)
         else:
             outcome, message = self.api.evict(namespace, name)
-        if outcome == "done" and action.kind == "evicted":
-            self._remember_eviction(c.workload, now)
+        if outcome == "done":
+            self.damper.acted(c.workload, c.rec, action.changes, now)
+            if action.kind == "evicted":
+                self._remember_eviction(c.workload, now)
         if outcome != "done":
             if action.kind == "resized" and outcome == "rejected":
                 self._remember_rejected(str((c.pod.get("metadata") or {}).get("uid", "")))

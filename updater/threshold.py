@@ -37,11 +37,18 @@ def _outside_band(change: Change, band: Band | None) -> bool:
     return (lower is not None and old < lower) or (upper is not None and old > upper)
 
 
-def _too_far(change: Change, relative: float) -> bool:
-    old, new = quantity(change.old), quantity(change.new)
+def off_by_more(old: Decimal | None, new: Decimal | None, relative: float) -> bool:
+    """Whether `new` is more than the fraction `relative` off `old`; a value added, removed or from
+    nothing always is, the same value never."""
+    if old == new:
+        return False
     if old is None or new is None or old <= 0:
-        return True  # a value added, removed or from nothing: always a real change
+        return True
     return abs(new - old) / old > Decimal(str(relative))
+
+
+def _too_far(change: Change, relative: float) -> bool:
+    return off_by_more(quantity(change.old), quantity(change.new), relative)
 
 
 def outside(change: Change, threshold: Threshold, band: Band | None = None) -> bool:

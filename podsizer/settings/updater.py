@@ -7,10 +7,15 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from podsizer.settings.base import SharedSettings
+from podsizer.settings.duration import DAY, HOUR, WEEK
 from podsizer.settings.group import SettingsGroup
 from podsizer.settings.types import CommaList, Lowered, OptionalText
 
 UpdateModeSetting = Literal["off", "initial", "recreate", "in-place-or-recreate"]  # podsizer.modes.UpdateMode
+
+DEFAULT_RESIZE_TIMEOUT_SECONDS = 300.0
+DEFAULT_SETTLING_SECONDS = 10_800.0
+"""Three hourly recommender cycles: a target that holds that long is not a flap (updater.damping)."""
 
 
 class UpdatePolicySettings(SettingsGroup):
@@ -28,16 +33,26 @@ class UpdatePolicySettings(SettingsGroup):
     update_threshold: float = Field(
         default=0.10,
         ge=0,
-        description="act when a cpu/memory value is more than this fraction off its target (0.10 = 10 %)",
+        le=10,
+        description="act when a cpu/memory value is more than this fraction off its target (0.10 = 10 %; "
+        "at most 10: further off than 1000 % is never tolerated)",
     )
     update_use_band: bool = Field(
         default=True, description="also act when a request is outside the recommendation's lower/upper band"
     )
     update_resize_timeout_seconds: float = Field(
-        default=300.0,
+        default=DEFAULT_RESIZE_TIMEOUT_SECONDS,
         gt=0,
+        le=DAY,
         description="an in-place resize pending, deferred or in progress longer than this falls back to "
-        "eviction (infeasible: at once)",
+        "eviction (infeasible: at once; at most a day)",
+    )
+    updater_settling_seconds: float = Field(
+        default=DEFAULT_SETTLING_SECONDS,
+        ge=0,
+        le=WEEK,
+        description="a workload's target must hold this long before the updater follows another one, and "
+        "one that reversed within it is held (target-oscillating); 0: no damping (at most a week)",
     )
 
 
@@ -46,15 +61,23 @@ class EvictionSettings(SettingsGroup):
 
     heading = "eviction pacing"
     updater_min_pod_age_seconds: float = Field(
-        default=600.0, ge=0, description="a pod younger than this is never evicted"
+        default=600.0, ge=0, le=WEEK, description="a pod younger than this is never evicted (at most a week)"
     )
     updater_workload_cooldown_seconds: float = Field(
-        default=60.0, ge=0, description="after an eviction, the workload's next one waits at least this long"
+        default=60.0,
+        ge=0,
+        le=WEEK,
+        description="after an eviction, the workload's next one waits at least this long (at most a week)",
     )
     updater_evictions_per_minute: int = Field(
-        default=5, ge=1, description="most evictions in the whole cluster per minute"
+        default=5,
+        ge=1,
+        le=600,
+        description="most evictions in the whole cluster per minute (at most 600: ten a second)",
     )
-    updater_interval_seconds: float = Field(default=30.0, gt=0, description="seconds between passes")
+    updater_interval_seconds: float = Field(
+        default=30.0, gt=0, le=HOUR, description="seconds between passes (at most an hour)"
+    )
     updater_excluded_namespaces: CommaList = Field(
         default=("kube-system",), description="comma-separated namespaces never updated; globs allowed"
     )

@@ -3,10 +3,14 @@ and the plan measured from them by every consumer."""
 
 from __future__ import annotations
 
+import copy
+from decimal import Decimal
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from podsizer.baseline import Baseline, from_template, recorded
 from podsizer.cluster import template_resources
@@ -14,9 +18,19 @@ from podsizer.keys import APPLIED_KEY
 from podsizer.limitrange import ClusterPolicy
 from podsizer.modes import Resolved
 from podsizer.plan import plan_pod
-from podsizer.podspec import CurrentResources, container_slots
-from podsizer.policy import PlanPolicy
-from tests.unit.webhook.builders import container, crec, recommendation, replicaset_pod
+from podsizer.podspec import CurrentResources, container_slots, quantity
+from podsizer.policy import LimitPolicy, PlanPolicy
+from tests.support.hypo import examples
+from tests.unit.webhook.builders import (
+    admitter,
+    apply_reply,
+    container,
+    crec,
+    recommendation,
+    replicaset_pod,
+    resources_of,
+    review,
+)
 
 AUTO = Resolved("auto")
 REC = recommendation(containers=[crec("main", {"cpu": "1000m", "memory": "64Mi"})])
@@ -114,3 +128,70 @@ def test_the_cluster_cache_keeps_each_kinds_template_resources() -> None:
     )
     assert deployment == cronjob == expected
     assert template_resources("Rollout", _workload("Rollout", {"workloadRef": {"name": "web"}})) is None
+
+
+# ---- a forged record (the pod's owner writes podsizer.io/applied) never widens the budget ----------------
+
+FORGED = [  # (recommended cpu, the record's cpu request `from`, the record's memory limit `from`)
+    ("64", "16", "256Mi"),  # large `from`: 4x of 16 cores
+    ("25m", "64", "256Mi"),  # large `from` pulls a small recommendation up to 16 cores
+    ("64", None, "256Mi"),  # `from` absent: no factor at all
+    ("400m", "100m", None),  # memory limit absent: the limit removed
+]
+
+
+@pytest.mark.parametrize(("wanted", "cpu_from", "limit_from"), FORGED)
+def test_the_webhook_admits_a_pod_with_a_forged_record_as_without_it(
+    wanted: str, cpu_from: str | None, limit_from: str | None
+) -> None:
+    """A template (100m, memory 64Mi limited to 256Mi) carrying a record its owner wrote: admission gives
+    what it gives without the record (cpu within 4x of 100m, the limit kept), not a value measured from
+    the record's `from`."""
+    rec = recommendation(containers=[crec("main", {"cpu": wanted, "memory": "64Mi"})])
+    hook = admitter(rec, default_mode="auto")
+    main = container("main", {"cpu": "100m", "memory": "64Mi"}, {"memory": "256Mi"})
+    plain = replicaset_pod(containers=[main])
+    forged = replicaset_pod(
+        containers=[copy.deepcopy(main)],
+        annotations={APPLIED_KEY: _record(("requests", "cpu", cpu_from, "100m"),
+                                          ("limits", "memory", limit_from, "256Mi"))},
+    )  # fmt: skip
+    honest = resources_of(apply_reply(plain, hook.review(review(plain))[0]), "main")
+    after = resources_of(apply_reply(forged, hook.review(review(forged))[0]), "main")
+    assert after == honest
+    assert Decimal("0.025") <= quantity(after["requests"]["cpu"]) <= Decimal("0.4")  # type: ignore[operator]
+
+
+CPU_M = st.integers(min_value=1, max_value=512_000)
+
+
+@settings(max_examples=examples(500))
+@given(
+    current=st.tuples(CPU_M, st.none() | st.integers(min_value=0, max_value=512_000)),
+    wanted=CPU_M,
+    forged=st.tuples(st.none() | CPU_M, st.none() | CPU_M),
+    policy=st.sampled_from(["keep-ratio", "cap", "leave", "recommended"]),
+)
+def test_no_record_takes_a_value_beyond_the_factor_of_the_pods_own(
+    current: tuple[int, int | None], wanted: int, forged: tuple[int | None, int | None], policy: LimitPolicy
+) -> None:
+    """Any pod (cpu request, maybe a limit), any recommendation, any record of cpu `from` values (or
+    absent): the planned cpu request and limit stay within 4x of the pod's own and none is removed."""
+    request, extra = current
+    limit = None if extra is None else request + extra  # a valid pod: the limit at or above the request
+    pod = replicaset_pod(
+        containers=[container("main", {"cpu": f"{request}m"}, {"cpu": f"{limit}m"} if limit else None)],
+        annotations={APPLIED_KEY: _record(
+            ("requests", "cpu", None if forged[0] is None else f"{forged[0]}m", f"{request}m"),
+            ("limits", "cpu", None if forged[1] is None else f"{forged[1]}m", f"{limit}m"))},
+    )  # fmt: skip
+    rec = recommendation(containers=[crec("main", {"cpu": f"{wanted}m"})])
+    plan = plan_pod(pod, rec, PlanPolicy(limit_policy=policy), AUTO)
+    after: dict[tuple[str, str], str | None] = {(c.field, c.resource): c.new for c in plan.changes}
+    for field_, own in (("requests", request), ("limits", limit)):
+        if own is None:
+            continue
+        value = quantity(after.get((field_, "cpu"), f"{own}m"))
+        assert value is not None, (field_, plan)
+        if policy != "recommended" or field_ == "requests":
+            assert Decimal(own) / 4000 <= value <= Decimal(own) * 4 / 1000, (field_, value, plan)

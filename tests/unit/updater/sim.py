@@ -1,6 +1,8 @@
 """A simulated workload for the updater over many passes: a resize writes its body into the pod, an eviction
 replaces the pod by a new one from the template, admitted by the real webhook decision (webhook.admission)
-and patched as the apiserver would store it. Used by the convergence tests and bench/bench_hostile.py."""
+and patched as the apiserver would store it. One updater lives over every call of `passes` (its damping
+memory with it); `recommend` swaps the Recommendation. Used by the convergence and damping tests and
+bench/bench_hostile.py."""
 
 from __future__ import annotations
 
@@ -49,10 +51,24 @@ class SimCluster:
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)
     actions: list[tuple[str, str]] = field(default_factory=list)  # (resized | evicted, pod name)
     webhook: bool = True  # False: admission does not size new pods (the webhook down, failing open)
+    settling_seconds: float = UpdaterPolicy().settling_seconds
+    dry_run: bool = False
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)  # the updater's metrics
+    timeline: list[Acted] = field(default_factory=list)  # what the updater did, when, following what
+    decisions: list[tuple[datetime, str, str]] = field(default_factory=list)  # (pass time, pod, reason)
+    events: list[tuple[str, str, str]] = field(default_factory=list)  # (object, reason, message)
     _names: itertools.count[int] = field(default_factory=itertools.count)
+    _updater: Updater | None = None
 
     def __post_init__(self) -> None:
-        self.admitter = wb.admitter(self.rec, default_mode=self.policy.default_mode, policy=self.policy)
+        self.holder = SnapshotHolder()
+        self.recommend(self.rec)
+
+    def recommend(self, rec: Recommendation) -> None:
+        """A new Recommendation for the workload: what the updater and admission read from now on."""
+        self.rec = rec
+        self.admitter = wb.admitter(rec, default_mode=self.policy.default_mode, policy=self.policy)
+        self.holder.swap(RecommendationSnapshot.of([rec], self.now))
 
     # ---- the workload's pods
     def template_pod(self) -> dict[str, Any]:
@@ -82,26 +98,45 @@ class SimCluster:
 
     # ---- the updater, over passes
     def updater(self) -> Updater:
-        holder = SnapshotHolder()
-        holder.swap(RecommendationSnapshot.of([self.rec], self.now))
-        config = UpdaterConfig(UpdaterPolicy(self.policy, budgets=EAGER))
-        api = SimApi(self)
-        recorder = Recorder(api, UpdaterMetrics(CollectorRegistry()), False)
-        view = SimView(self)
-        return Updater(
-            config, lambda: list(self.pods.values()), view, view, holder, api, recorder, self.clock
-        )
+        """The one updater of this cluster (its memory lasts over every call of `passes`)."""
+        if self._updater is None:
+            policy = UpdaterPolicy(self.policy, budgets=EAGER, settling_seconds=self.settling_seconds)
+            api = SimApi(self)
+            recorder = Recorder(api, UpdaterMetrics(self.registry), self.dry_run)
+            view = SimView(self)
+            self._updater = Updater(
+                UpdaterConfig(policy, dry_run=self.dry_run), lambda: list(self.pods.values()), view, view,
+                self.holder, api, recorder, self.clock,
+            )  # fmt: skip
+        return self._updater
 
     def clock(self) -> datetime:
         return self.now
 
-    def passes(self, count: int) -> list[tuple[str, str]]:
-        """Run `count` updater passes, PASS_INTERVAL apart; the actions taken."""
+    def passes(self, count: int, every: timedelta = PASS_INTERVAL) -> list[tuple[str, str]]:
+        """Run `count` updater passes, `every` apart; the actions taken."""
         updater = self.updater()
         for _ in range(count):
-            self.now += PASS_INTERVAL
-            updater.run_once()
+            self.now += every
+            for c, action in updater.run_once():
+                name = c.pod["metadata"]["name"]
+                self.decisions.append((self.now, name, action.reason))
+                if action.kind != "skipped":
+                    touched = frozenset((ch.container, ch.resource) for ch in action.changes)
+                    self.timeline.append(Acted(self.now, action.kind, name, self.rec, touched))
         return self.actions
+
+
+@dataclass(frozen=True)
+class Acted:
+    """One resize or eviction: when, which pod, the Recommendation it followed, the (container, resource)
+    pairs it changed."""
+
+    at: datetime
+    kind: str
+    pod: str
+    rec: Recommendation
+    touched: frozenset[tuple[str, str]]
 
 
 @dataclass
@@ -155,7 +190,7 @@ class SimApi:
         return "done", ""
 
     def event(self, subject: Subject, type_: EventType, reason: str, message: str) -> None:
-        return None
+        self.sim.events.append((subject.name, reason, message))
 
     def usage(self, namespace: str, name: str) -> Mapping[str, Decimal] | None:
         return {}  # no usage: a lowered memory limit is refused in place (the updater then recreates)

@@ -58,8 +58,7 @@ def test_a_pod_resized_in_place_keeps_its_target_when_the_recommendation_moves()
     sim = created(SimCluster(template, simple_rec({"cpu": "8", "memory": "8Gi"}), "in-place-or-recreate"), 2,
                   [template])  # fmt: skip
     sim.passes(3)
-    sim.rec = simple_rec({"cpu": "16", "memory": "16Gi"})  # still beyond 4x of the template
-    sim.admitter = SimCluster(template, sim.rec).admitter
+    sim.recommend(simple_rec({"cpu": "16", "memory": "16Gi"}))  # still beyond 4x of the template
     before = len(sim.actions)
     assert sim.passes(6)[before:] == []
     assert _main(sim) == [("4000m", "4096Mi")] * 2
@@ -93,6 +92,40 @@ def test_replacements_the_webhook_did_not_size_are_not_evicted_again() -> None:
     assert Counter(kind for kind, _ in actions) == {"evicted": 2}
     assert {name for _, name in actions} == before  # the two from before, once each; no replacement
     assert _main(sim) == [("100m", "128Mi")] * 2
+
+
+def _forge(sim: SimCluster, cpu_from: str | None = None) -> None:
+    """The pods' owner rewrites each pod's podsizer.io/applied: cpu `from` the given value (None: the pod's
+    own value now), as anyone who may patch the pod can."""
+    for pod in sim.pods.values():
+        own = sim.main(pod["metadata"]["name"])["requests"]["cpu"]
+        record = {"recommendation": "deployment-web", "changes": [
+            {"container": "main", "containerType": "containers", "field": "requests", "resource": "cpu",
+             "from": cpu_from or own, "to": own}]}  # fmt: skip
+        pod["metadata"].setdefault("annotations", {})[APPLIED_KEY] = json.dumps(record)
+
+
+def test_a_forged_record_on_running_pods_does_not_widen_the_budget() -> None:
+    """in-place-or-recreate, pods admitted at 400m (100m x 4, the recommendation 64 cores) whose record the
+    owner rewrites to `from: 16` cores: nothing changes (not a resize to 64 cores measured from 16)."""
+    template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    rec = simple_rec({"cpu": "64", "memory": "128Mi"})
+    sim = created(SimCluster(template, rec, "in-place-or-recreate"), 2)
+    _forge(sim, "16")
+    assert sim.passes(4) == []
+    assert _main(sim) == [("400m", "128Mi")] * 2
+
+
+def test_a_record_rewritten_every_pass_to_the_pods_own_value_does_not_ratchet() -> None:
+    """in-place-or-recreate, template 100m, recommendation 64 cores: each pass the owner writes the pod's
+    current cpu as its original; the pods stay at 400m (not 400m -> 1600m -> 6400m in place)."""
+    template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    sim = created(SimCluster(template, simple_rec({"cpu": "64", "memory": "128Mi"}), "in-place-or-recreate"),
+                  2, [template])  # fmt: skip
+    for _ in range(5):
+        _forge(sim)
+        sim.passes(1)
+    assert all(quantity(cpu) == Decimal("0.4") for cpu, _ in _main(sim)), _main(sim)
 
 
 # ---- the property: any template, recommendation and running pods ---------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from podsizer.cli import COMMANDS, build_parser
-from podsizer.settings import UpdaterSettings, env_name, flag_name, load, load_from_args
+from podsizer.settings import SettingsError, UpdaterSettings, env_name, flag_name, load, load_from_args
 from updater.cli import config_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -58,3 +58,11 @@ def test_podsizer_updater_is_a_command() -> None:
     args = parser.parse_args(["updater", "--updater-dry-run", "--update-mode", "recreate"])
     settings = load_from_args(UpdaterSettings, args, env={})
     assert (settings.updater_dry_run, settings.update_mode) == (True, "recreate")
+
+
+def test_the_settling_period_reaches_the_updater_within_its_bounds() -> None:
+    settings = load(UpdaterSettings, env={"PODSIZER_UPDATER_SETTLING_SECONDS": "600"})
+    assert config_of(settings).policy.settling_seconds == 600
+    for bad in ("-1", str(8 * 24 * 3600)):  # negative; more than a week
+        with pytest.raises(SettingsError, match="PODSIZER_UPDATER_SETTLING_SECONDS"):
+            load(UpdaterSettings, env={"PODSIZER_UPDATER_SETTLING_SECONDS": bad})
