@@ -12,8 +12,9 @@ table times the JSON decoders on today's answers.
 
 Remote read and the decoder comparison use protobuf, cramjam and msgspec (in the dev install).
 The XOR-chunk remote read is decoded by the recommender's own decoder (recommender/input/prometheus/
-xorchunks.py: no maintained Python decoder of Prometheus chunks exists); before the table, its samples are
-checked against the samples answer.
+xorchunks.py: no maintained Python decoder of Prometheus chunks exists), as the recommender reads it:
+declared counts first, then batch by batch; before the table, its samples are checked against the samples
+answer.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from bench_prometheus import Cluster  # noqa: E402
 
 from recommender.input.prometheus import queries  # noqa: E402
+from recommender.input.prometheus.caps import Origin  # noqa: E402
 from recommender.input.prometheus.client import parse_matrix  # noqa: E402
+from recommender.input.prometheus.export import measured, parsed  # noqa: E402
 from recommender.input.prometheus.prompb import RemoteRead, remote_read_messages  # noqa: E402
-from recommender.input.prometheus.reads import _export_lines as export_lines  # noqa: E402
 from recommender.input.prometheus.remoteread import RemoteReadCodec  # noqa: E402
-from recommender.input.prometheus.xorchunks import decode_chunks  # noqa: E402
+from recommender.input.prometheus.xorchunks import batches, declared, decode_range  # noqa: E402
 from recommender.model import FloatArray  # noqa: E402
 from tests.integration.prometheus.server import Server, cpu_seconds, running_prometheus  # noqa: E402
 from tests.integration.victoriametrics.server import flush, import_text, running_victoria_metrics  # noqa: E402
@@ -178,14 +180,17 @@ def _sample_sizes(messages: RemoteRead) -> Callable[[bytes], list[tuple[int, int
 
 
 def chunked_series(body: bytes) -> Iterator[tuple[FloatArray, FloatArray]]:
-    """Each series of a streamed answer: its XOR chunks decoded (all the answer's at once) and joined."""
-    found = list(RemoteReadCodec().series(body))
-    decoded = decode_chunks([c for s in found for c in s.chunks])
-    first = 0
-    for s in found:
-        a, b = decoded.offsets[first], decoded.offsets[first + len(s.chunks)]
-        first += len(s.chunks)
-        yield decoded.timestamps_ms[a:b] / 1000.0, decoded.values[a:b]
+    """Each series of a streamed answer: its XOR chunks decoded as the recommender decodes them (counted,
+    then batch by batch) and joined."""
+    origin = Origin("bench", "/api/v1/read", "remote read")
+    found = RemoteReadCodec().answer(body, origin)
+    counts = declared(found.data, found.starts)
+    parts = [decode_range(found.data, found.starts, counts, lo, hi) for lo, hi in batches(counts)]
+    times = np.concatenate([p.timestamps_ms for p in parts]) if parts else np.empty(0, np.int64)
+    values = np.concatenate([p.values for p in parts]) if parts else np.empty(0)
+    ends = np.concatenate([[0], np.cumsum(np.bincount(found.series_of, weights=counts).astype(np.int64))])
+    for a, b in zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True):
+        yield times[a:b] / 1000.0, values[a:b]
 
 
 def _chunked_sizes(messages: RemoteRead) -> Callable[[bytes], list[tuple[int, int]]]:
@@ -201,8 +206,10 @@ def vm_export(client: httpx.Client, w: Window, ns: str, metric: str, fig: Figure
     form = {"match[]": raw_selector(metric, ns), "start": f"{w.start:.0f}", "end": f"{w.end:.0f}"}
 
     def decode(body: bytes) -> list[tuple[int, int]]:
-        raw = export_lines(body)  # the recommender's own reading of it
-        return [(int(n), int(n)) for n in np.diff(raw.offsets)]
+        origin = Origin("bench", "/api/v1/export", "export")  # read as the recommender reads it
+        lines = measured(body, round((w.end - w.start) * 1000), origin)
+        sizes = [np.diff(part.offsets) for part, _ in parsed(lines, origin)]
+        return [(int(n), int(n)) for n in np.concatenate(sizes)] if sizes else []
 
     _decode(fig, _post(client, "/api/v1/export", form), decode)
 

@@ -32,6 +32,7 @@ from podsizer.settings import (
     load_from_args,
     setting_error,
 )
+from podsizer.untrusted import configure_logging
 from recommender.clusters import bounds_in, cluster_sources, progress_in
 from recommender.health import Heartbeat
 from recommender.model import MetricsSource, Progress, SourceError, UsageSnapshot
@@ -58,11 +59,7 @@ EMPTY_SCOPE = 3  # exit status: a namespace pattern, the selector or a kind matc
 def load_settings(args: argparse.Namespace) -> RecommenderSettings:
     """The recommender's settings from flags and environment; logging configured at their level."""
     settings = load_from_args(RecommenderSettings, args)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     quiet_third_party(settings.log_level)
     return settings
 
@@ -266,9 +263,7 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
     registry = wiring.registry()
     leadership = _leadership(settings, api_client)
     server: MetricsServer | None = None
-    heartbeat = Heartbeat(
-        settings.interval_seconds, settings.liveness_grace_seconds, settings.readiness_source_failure_seconds
-    )
+    heartbeat = Heartbeat(settings.liveness_grace_seconds, settings.readiness_source_failure_seconds)
     if settings.metrics_port and not once:
         _restore_readiness(store, heartbeat)
         try:
@@ -282,6 +277,11 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         source = _LazySource(lambda: wiring.source(settings, wiring.clock()))
     else:
         source = wiring.source(settings, wiring.clock())
+    from recommender.input.prometheus.preflight import after_check, client_of
+
+    client = client_of(source)
+    if client is not None:
+        client.on_answer(heartbeat.progressed)  # each answer is progress: a long cycle stays live
     metrics = RecommenderMetrics(registry)
     forget_models: Callable[[], None] | None = None
     if settings.incremental:
@@ -295,8 +295,6 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
     rejections = sample_rejections(source)
     if rejections is not None:
         rejections.subscribe(metrics.count_rejected)
-    from recommender.input.prometheus.preflight import after_check
-
     # the connectivity check before each cycle's first request until it passes (failures back off and retry)
     clusters = after_check(source, settings, lambda start, end: cluster_sources(source, settings, start, end))
     runner = Runner(
@@ -315,7 +313,9 @@ def _loop(settings: RecommenderSettings, once: bool, wiring: Wiring) -> int:
         on_leadership_lost=forget_models,
     )
     try:
-        return _run_once(runner, source, settings) if once else _forever(runner, source, leadership, settings)
+        if once:
+            return _run_once(runner, source, settings)
+        return _forever(runner, source, leadership, settings, client.stop if client is not None else None)
     finally:
         from recommender.incremental.wiring import flush
 
@@ -381,13 +381,21 @@ def _run_once(runner: Runner, source: MetricsSource, settings: RecommenderSettin
 
 
 def _forever(
-    runner: Runner, source: MetricsSource, leadership: Leadership, settings: RecommenderSettings
+    runner: Runner,
+    source: MetricsSource,
+    leadership: Leadership,
+    settings: RecommenderSettings,
+    stop_reads: Callable[[], None] | None,
 ) -> int:
+    """The loop until SIGTERM or SIGINT; `stop_reads` ends the metrics source's requests in progress (within
+    about a second), so a signal stops the loop within seconds even in the middle of a slow read."""
     stop = threading.Event()
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
         log.info("signal %d: stopping", signum)
         stop.set()
+        if stop_reads is not None:
+            stop_reads()
 
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     dcgm = dcgm_of(source)

@@ -238,6 +238,7 @@ class Runner:
             )
             return self._finish(result, "not_leader")
 
+        self._progressed(f"writing {len(recs)} recommendations")
         failed = self._put(recs)
         errors.extend(RunError("store", str(rec.target), str(exc)) for rec, exc in failed)
         store_down = (
@@ -270,10 +271,11 @@ class Runner:
         for cluster in clusters:
             try:
                 snapshot = cluster.source.collect(
-                    now - self.window, now, progress_in(self.progress, cluster.name)
+                    now - self.window, now, progress_in(self._cycle_progress(), cluster.name)
                 )
             except Exception as exc:
                 return self._source_failed(exc, done)
+            self._progressed(f"sizing{f' cluster {cluster.name}' if cluster.name else ''}")
             if bounds is None:
                 try:
                     bounds = self.store.bounds()
@@ -293,6 +295,23 @@ class Runner:
                 )
             del snapshot  # the next cluster's data replaces this one's
         return outputs
+
+    def _cycle_progress(self) -> Progress | None:
+        """The source's progress for the caller's callback and for the heartbeat (progress keeps a cycle
+        live: recommender/health.py)."""
+        shown, beat = self.progress, self.heartbeat
+        if beat is None or shown is None:
+            return beat.progress if beat is not None else shown
+
+        def both(done: int, total: int, what: str) -> None:
+            shown(done, total, what)
+            beat.progress(done, total, what)
+
+        return both
+
+    def _progressed(self, what: str) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.progressed(what)
 
     def _source_failed(self, exc: Exception, done: Callable[..., RunResult]) -> RunResult:
         if not isinstance(exc, SourceError):

@@ -130,6 +130,7 @@ def build_prometheus_source(settings: RecommenderSettings) -> MetricsSource:
         resolution_s=settings.query_step,
         rate_s=settings.cpu_rate_window,
         read=settings.prometheus_read,
+        max_samples_per_cycle=settings.prometheus_max_samples_per_cycle,
         chunk_s=settings.cold_start_chunk,
         recency=recency_of(settings),
         # one cluster's API cannot speak for the others of a multi-cluster store
@@ -253,7 +254,7 @@ def build_store(settings: RecommenderSettings, api_client: ApiClient | None = No
         return CrdStore(api, settings.store_namespace, settings.cluster_name)
     from recommender.output.store.jsonfile import JsonFileStore
 
-    return JsonFileStore(settings.store_file)
+    return JsonFileStore(settings.store_file, max_bytes=settings.store_file_max_bytes)
 
 
 def store_in_force(settings: RecommenderSettings) -> bool:

@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 from podsizer.knobs import Unit
 from podsizer.settings.base import SharedSettings
 from podsizer.settings.connection import checked_url, conflicts, parsed_headers
-from podsizer.settings.duration import seconds
+from podsizer.settings.duration import DAY, seconds
 from podsizer.settings.group import SettingsGroup
 from podsizer.settings.names import where
 from podsizer.settings.profiles import Profile, profile_help
@@ -27,9 +27,15 @@ from podsizer.settings.types import (
     empty_is_none,
 )
 
+MAX_WINDOW_DAYS = 90
 SourceName = Literal["prometheus", "demo", "file", "dcgm"]
 ReadPath = Literal["auto", "remote-read", "export", "query"]
 """How the Prometheus source reads usage samples (recommender/input/prometheus/reads.py)."""
+DEFAULT_MAX_SAMPLES_PER_CYCLE = 1_000_000_000
+"""Raw samples one cycle may decode: 10,000 containers' CPU and working set over 7 days at a 15 s scrape
+(806 M) fit; a larger cluster raises it (recommender/input/prometheus/caps.py)."""
+MIN_MAX_SAMPLES_PER_CYCLE = 1_000_000
+MAX_MAX_SAMPLES_PER_CYCLE = 100_000_000_000
 
 
 def _conflict(text: str) -> PydanticCustomError:
@@ -48,7 +54,10 @@ class PrometheusSettings(SettingsGroup):
         default="http://localhost:9090", description="Prometheus (or Thanos) base URL"
     )
     prometheus_timeout_seconds: float = Field(
-        default=30.0, gt=0, description="timeout of one Prometheus request"
+        default=30.0,
+        gt=0,
+        le=600,
+        description="timeout of one Prometheus request (at most 600: a cycle must not wait longer on one)",
     )
     prometheus_bearer_token_file: OptionalPath = Field(
         default=None,
@@ -57,8 +66,18 @@ class PrometheusSettings(SettingsGroup):
     prometheus_max_response_bytes: WholeBytes = Field(
         default=64 * 1024 * 1024,
         ge=1024,
+        le=1024**3,
         description="most bytes read of one Prometheus answer (bytes or e.g. 64Mi); larger answers are "
-        "re-asked over shorter time ranges, else the namespace is skipped",
+        "re-asked over shorter time ranges, else the namespace is skipped (at most 1Gi: an answer is held "
+        "in memory, decoded, several times over)",
+    )
+    prometheus_max_samples_per_cycle: int = Field(
+        default=DEFAULT_MAX_SAMPLES_PER_CYCLE,
+        ge=MIN_MAX_SAMPLES_PER_CYCLE,
+        le=MAX_MAX_SAMPLES_PER_CYCLE,
+        description="most samples one cycle decodes from Prometheus' answers (remote read's chunks, export "
+        "lines, range-query points; the default holds 10,000 containers over 7 days at a 15 s scrape), "
+        "counted before decoding: past it the cycle fails and the stored recommendations stay",
     )
     prometheus_basic_auth_user: OptionalText = Field(
         default=None, description="user name of HTTP basic auth to Prometheus (with the password file)"
@@ -208,18 +227,29 @@ class WindowSettings(SettingsGroup):
         description="end of the window (backtesting): RFC 3339 with a zone, e.g. 2026-05-01T00:00:00Z, or "
         "unix seconds; not in the future (empty: now)",
     )
-    window_days: float = Field(default=7.0, gt=0, description="days of history each run looks back")
+    window_days: float = Field(
+        default=7.0,
+        gt=0,
+        le=MAX_WINDOW_DAYS,
+        description="days of history each run looks back (at most 90: older usage says little about "
+        "today's, and a cold start reads all of it)",
+    )
     query_step: WholeSeconds = Field(
         default=60,
         gt=0,
+        le=3600,
         description="step of the Prometheus CPU and memory range queries, a duration (60s, 1m, 5m): one "
-        "point per step per container (7 days at 1m: 10,081 points, queried in pieces of 11,000)",
+        "point per step per container (7 days at 1m: 10,081 points, queried in pieces of 11,000; at most "
+        "1h: a coarser step misses the peaks)",
     )
     cpu_rate_window: WholeSeconds = Field(
         default=120,
         gt=0,
+        le=6 * 3600,
         description="window of the CPU rate(), a duration (2m): at least the query step and two scrape "
-        "intervals of cAdvisor; with raw reads, the longest scrape interval taken as a rate",
+        "intervals of cAdvisor; with raw reads, the longest scrape interval taken as a rate (at most 6h: "
+        "two scrapes at the longest query step and room for a slow scrape; a longer rate flattens every "
+        "burst)",
     )
     prometheus_read: Annotated[ReadPath, Lowered] = Field(
         default="auto",
@@ -229,8 +259,9 @@ class WindowSettings(SettingsGroup):
     recency_half_life: Annotated[float, Unit.SECONDS, BeforeValidator(_half_life)] = Field(
         default=86400.0,
         ge=0,
+        le=MAX_WINDOW_DAYS * DAY,
         description="half-life of the weight of a usage sample in the percentiles, a duration (24h; 0 or "
-        "off: every sample weighs alike)",
+        "off: every sample weighs alike; at most 90d, the longest window)",
     )
     profile: Annotated[Profile, Lowered] = Field(default="conservative", description=profile_help())
 

@@ -135,13 +135,14 @@ class IncrementalSource:
             self.model = self._restore()
             self._restored = True
         reason = self._rebuild_reason(start, end)
-        if reason:
-            kind = "cold"
-            raw, read_from, resolve = self._cold(start, end, progress)
-        else:
-            kind = "restored" if self._restored and self.last_cycle is None else "delta"
-            with collector_paused():
-                raw, read_from, resolve = self._delta(start, end, progress)
+        with self.source.cycle():  # one sample budget for the cycle's reads
+            if reason:
+                kind = "cold"
+                raw, read_from, resolve = self._cold(start, end, progress)
+            else:
+                kind = "restored" if self._restored and self.last_cycle is None else "delta"
+                with collector_paused():
+                    raw, read_from, resolve = self._delta(start, end, progress)
         model = self.model
         assert model is not None
         forgotten = model.forget_before(start.timestamp())

@@ -20,6 +20,7 @@ from podsizer.api.identity import WorkloadRef
 from podsizer.owners import OwnerGraph, Skipped
 from podsizer.subject import Subject
 from recommender.input.dcgm import METRICS, gpu_samples, normalize_labels
+from recommender.input.deadline import Deadlines, DeadlineTransport
 from recommender.input.local_store import SeriesStore
 from recommender.model import Progress, SourceError, UsageSnapshot
 from recommender.model.aggregate import aggregate
@@ -71,7 +72,8 @@ class DcgmScrapeSource:
     """MetricsSource reading dcgm-exporter endpoints; `scrape_once()` is called on a timer by its owner.
 
     `resolver` maps (namespace, pod) to a workload: an OwnerGraph or a callable; without one every GPU
-    pod is skipped with that reason.
+    pod is skipped with that reason. Each scrape of an endpoint takes at most `timeout` in all, however
+    slowly the exporter trickles its answer (recommender/input/deadline.py).
     """
 
     name = "dcgm-scrape"
@@ -90,7 +92,9 @@ class DcgmScrapeSource:
         self.store = store
         self.clock = clock
         self.resolver = resolver
-        self._http = httpx.Client(transport=transport, timeout=timeout)
+        self.timeout = timeout
+        self._deadlines = Deadlines()
+        self._http = httpx.Client(transport=transport or DeadlineTransport(self._deadlines), timeout=timeout)
 
     def close(self) -> None:
         self._http.close()
@@ -103,7 +107,10 @@ class DcgmScrapeSource:
 
     def _fetch(self, endpoint: str) -> str:
         try:
-            response = self._http.get(endpoint, headers={"Accept": "text/plain"})
+            with self._deadlines.exchange(self.timeout):
+                response = self._http.get(endpoint, headers={"Accept": "text/plain"})
+        except httpx.TimeoutException as exc:
+            raise SourceError(f"no complete answer within {self.timeout:g}s ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
             raise SourceError(f"request failed: {type(exc).__name__}: {exc}") from None
         if response.status_code != 200:

@@ -82,6 +82,21 @@ def encode_xor(timestamps_ms: Sequence[int], values: Sequence[float] | Sequence[
     return struct.pack(">H", len(timestamps_ms)) + out.bytes()
 
 
+def steady_chunk(t0_ms: int, samples: int, interval_ms: int, value: float = 1.0) -> bytes:
+    """A chunk of `samples` samples `interval_ms` apart of one value, as encode_xor writes it but at once
+    for any length: 2 bits a sample after the second (the cheapest a chunk gets: an idle container's, or a
+    decompression bomb's)."""
+    out = _Bits()
+    out.varint(t0_ms, signed=True)
+    out.write(_float_bits(value), 64)
+    if samples > 1:
+        out.varint(interval_ms, signed=False)
+        out.write(0, 1)
+    bits = out.size + 2 * max(0, samples - 2)
+    padded = -(-bits // 8) * 8
+    return struct.pack(">H", samples) + (out.value << (padded - out.size)).to_bytes(padded // 8, "big")
+
+
 def _xor(out: _Bits, delta: int, leading: int, trailing: int) -> tuple[int, int]:
     if delta == 0:
         out.write(0, 1)

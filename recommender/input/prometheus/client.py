@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 
 from podsizer.settings.names import where
+from recommender.input.deadline import Deadlines, DeadlineTransport, ExchangeStopped, environment_proxy
 from recommender.model import FloatArray, SourceError
 
 # Prometheus refuses range queries that would return more than this many points per series.
@@ -161,7 +162,9 @@ class PromClient:
     the link to Prometheus, not its CPU, is the bottleneck.
 
     Hostile answers: at most max_response_bytes of each body is read (AnswerTooLarge past it; see
-    query_range_split), each request takes at most `timeout` in all, non-finite values are counted in
+    query_range_split), each request takes at most `timeout` in all (connect, TLS, sending, headers and
+    body, however slowly the server trickles them: recommender/input/deadline.py; `stop()` ends the
+    requests in progress within about a second), non-finite values are counted in
     `rejections`, and `auth` (e.g. BearerTokenFile) is httpx's auth hook. `verify` is httpx's: True (the
     system's CAs), False, or an ssl.SSLContext (a CA bundle, a client certificate; see connection.py).
     """
@@ -182,6 +185,10 @@ class PromClient:
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self.rejections = SampleRejections()
+        self.deadlines = Deadlines()
+        self._answer_sinks: list[Callable[[str], None]] = []
+        if transport is None:
+            transport = DeadlineTransport(self.deadlines, verify, environment_proxy(self.base_url))
         sent = {"Accept-Encoding": "gzip, deflate" if compress else "identity"} | dict(headers or {})
         self._http = httpx.Client(
             base_url=self.base_url,
@@ -194,6 +201,16 @@ class PromClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def stop(self) -> None:
+        """The process is stopping: the requests in progress end within about a second (SourceError), and
+        every later one fails at once."""
+        self.deadlines.stop()
+
+    def on_answer(self, sink: Callable[[str], None]) -> None:
+        """Calls sink(what) after every complete answer from now on (set up before the first request): the
+        server is answering, which keeps a long cycle live (recommender/health.py)."""
+        self._answer_sinks.append(sink)
 
     def __enter__(self) -> PromClient:
         return self
@@ -209,17 +226,31 @@ class PromClient:
     def _exchange(self, request: httpx.Request, path: str, what: str) -> _Answer:
         url = f"{self.base_url}{path}"
         deadline = time.monotonic() + self.timeout
+        phase = "no answer"
         try:
-            resp = self._http.send(request, stream=True)
-            try:
-                body = self._body(resp, url, what, deadline)
-                return _Answer(resp.status_code, body, resp.headers.get("Content-Type", ""))
-            finally:
-                resp.close()
+            with self.deadlines.exchange(self.timeout):
+                resp = self._http.send(request, stream=True)
+                phase = "body not complete"
+                try:
+                    body = self._body(resp, url, what, deadline)
+                finally:
+                    resp.close()
+            for sink in self._answer_sinks:
+                sink(f"an answer to {path}")
+            return _Answer(resp.status_code, body, resp.headers.get("Content-Type", ""))
+        except ExchangeStopped as exc:
+            raise SourceError(f"Prometheus at {url}: {what} abandoned: the recommender is stopping") from exc
         except httpx.TimeoutException as exc:
-            raise SourceError(f"Prometheus at {url} timed out answering {what}: {exc}") from exc
+            raise SourceError(self._late(path, what, _timed_out_phase(exc, phase))) from exc
         except httpx.HTTPError as exc:
             raise SourceError(f"Prometheus at {url} is unreachable: {exc}") from exc
+
+    def _late(self, path: str, what: str, phase: str) -> str:
+        return (
+            f"Prometheus at {self.base_url} timed out: no complete answer to {path} within "
+            f"{self.timeout:g}s ({phase}) for {what}; {where('prometheus_timeout_seconds')} bounds each "
+            "request as a whole"
+        )
 
     def _request(self, path: str, form: list[tuple[str, str]], get: bool) -> httpx.Request:
         """GET with the form as the query string (when there is one), else a form-encoded POST."""
@@ -229,17 +260,20 @@ class PromClient:
 
     def probe(self, path: str, form: list[tuple[str, str]], *, get: bool = False) -> Probe:
         """One request as the queries send it: status, content type and at most 64 KiB of the body.
-        httpx errors are not wrapped: the connectivity check (preflight.py) tells them apart."""
-        resp = self._http.send(self._request(path, form, get), stream=True)
-        try:
-            body = bytearray()
-            for chunk in resp.iter_bytes():
-                body += chunk
-                if len(body) >= PROBE_BYTES:
-                    break
-            return Probe(resp.status_code, resp.headers.get("Content-Type", ""), bytes(body[:PROBE_BYTES]))
-        finally:
-            resp.close()
+        httpx errors are not wrapped: the connectivity check (preflight.py) tells them apart. At most the
+        timeout in all, as every request."""
+        with self.deadlines.exchange(self.timeout):
+            resp = self._http.send(self._request(path, form, get), stream=True)
+            try:
+                body = bytearray()
+                for chunk in resp.iter_bytes():
+                    body += chunk
+                    if len(body) >= PROBE_BYTES:
+                        break
+                content_type = resp.headers.get("Content-Type", "")
+                return Probe(resp.status_code, content_type, bytes(body[:PROBE_BYTES]))
+            finally:
+                resp.close()
 
     def _body(self, resp: httpx.Response, url: str, what: str, deadline: float) -> bytearray:
         limit = self.max_response_bytes
@@ -313,7 +347,13 @@ class PromClient:
         self, promql: str, start: datetime | float, end: datetime | float, step: float
     ) -> RangeResult:
         """Range query: (labels, timestamps, values) per series; NaN/Inf become NaN (counted as rejected),
-        points with a non-finite timestamp are left out."""
+        points with a non-finite timestamp are left out, and those before 1970, from the year 3000 on or not
+        after the point before (counted as impossible). Before the points are parsed (caps.py): more than
+        MAX_SERIES_PER_ANSWER series, or more than SLOW_PARSE_POINTS in a layout parse_matrix does not read,
+        is OverAnswerCap (asked again over halves); a series of more points than the range has steps is
+        Implausible."""
+        from recommender.input.prometheus import caps  # caps builds on this module's errors
+
         form = [
             ("query", promql),
             ("start", f"{_unix(start):.3f}"),
@@ -322,10 +362,18 @@ class PromClient:
         ]
         what = f"range query {promql!r}"
         resp = self._send("/api/v1/query_range", form, what)
+        origin = caps.Origin(self.base_url, "/api/v1/query_range", what)
+        steps = caps.steps_in(_unix(start), _unix(end), step)
+        past = f"the range asked has {steps - 1:,} steps"
         if resp.status == 200:
-            fast = parse_matrix(resp.body)
+            caps.check_series(resp.body, origin)
+            try:
+                fast = parse_matrix(resp.body, steps)
+            except caps.PointsPastSteps as exc:
+                raise caps.implausible(origin, str(exc), past, bomb=False) from exc
             if fast is not None:
-                return self._finite(fast)
+                return caps.possible(self._finite(fast), self.rejections)
+            caps.check_slow_parse(resp.body, origin)
         data = self._data(resp, "/api/v1/query_range", what)
         out: RangeResult = []
         try:
@@ -336,14 +384,14 @@ class PromClient:
                 )
             for s in data["result"]:
                 pts = s["values"]
+                if len(pts) > steps:
+                    raise caps.implausible(origin, f"a series of {len(pts):,} points", past, bomb=False)
                 ts = np.fromiter((p[0] for p in pts), dtype=np.float64, count=len(pts))
                 vs = np.fromiter((float(p[1]) for p in pts), dtype=np.float64, count=len(pts))
-                out.append((dict(s["metric"]), ts, vs))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise SourceError(
-                f"Prometheus at {self.base_url} sent a malformed matrix for {promql!r}: {exc}"
-            ) from exc
-        return self._finite(out)
+                out.append(({str(k): str(v) for k, v in s["metric"].items()}, ts, vs))
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            raise SourceError(f"{origin.at} sent a malformed matrix for {promql!r}: {exc}") from exc
+        return caps.possible(self._finite(out), self.rejections)
 
     def query_range_split(
         self, promql: str, start: float, end: float, step: float, max_parts: int = MAX_SPLIT_PARTS
@@ -427,6 +475,19 @@ class PromClient:
 
 
 _FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+_PHASES = {
+    httpx.ConnectTimeout: "connection not established",
+    httpx.WriteTimeout: "request not sent",
+    httpx.PoolTimeout: "no free connection",
+}
+
+
+def _timed_out_phase(exc: httpx.TimeoutException, phase: str) -> str:
+    """How far an exchange got before its deadline: `phase` (no answer: the headers were not complete),
+    or the step before, as the timeout says."""
+    if phase == "no answer":
+        return _PHASES.get(type(exc), "headers not complete")
+    return phase
 
 
 def _joined(pieces: list[RangeResult]) -> RangeResult:
@@ -446,19 +507,20 @@ _VALUES = b',"values":['
 _NOT_NUMBERS = b'[]"}'
 
 
-def parse_matrix(body: bytes | bytearray) -> RangeResult | None:
-    """Reads a successful matrix answer without building a Python object per sample; None if unsure.
+def parse_matrix(body: bytes | bytearray, max_points: int | None = None) -> RangeResult | None:
+    """Reads a successful matrix answer without building a Python object per sample; None if unsure;
+    caps.PointsPastSteps for a series of more than `max_points` points (counted before they are parsed).
 
-    Prometheus writes `{"metric":{...},"values":[[t,"v"],...]}` per series. Inside JSON strings every quote
-    is escaped, so the two markers cannot occur in a label value; only the label sets go through orjson and
-    each series' points become one comma-separated run of numbers for numpy. Anything else in the answer
-    (warnings, native histograms, a layout this does not recognise) returns None and the caller parses the
-    whole body the ordinary way.
+    Prometheus writes `{"metric":{...},"values":[[t,"v"],...]}` per series, and may end the answer with
+    warnings or infos. Inside JSON strings every quote is escaped, so the markers cannot occur in a label
+    value; only the label sets go through orjson and each series' points become one comma-separated run of
+    numbers for numpy. Anything else in the answer (native histograms, a layout this does not recognise)
+    returns None and the caller parses the whole body the ordinary way.
     """
-    if not body.startswith(_MATRIX_HEAD) or b'"histograms"' in body or b'"warnings"' in body:
+    if not body.startswith(_MATRIX_HEAD) or b'"histograms"' in body:
         return None
-    tail = body.rfind(b"]}")
-    if tail < 0 or body[tail:] != b"]}}":
+    tail = _data_end(body)
+    if tail < 0:
         return None
     out: RangeResult = []
     chunks = body[len(_MATRIX_HEAD) : tail].split(_SERIES)
@@ -470,8 +532,12 @@ def parse_matrix(body: bytes | bytearray) -> RangeResult | None:
             labels = orjson.loads(chunk[:cut])
             points = chunk[cut + len(_VALUES) :]
             if points.startswith(b"["):
-                nums = np.fromstring(bytes(points.translate(None, _NOT_NUMBERS)), dtype=np.float64, sep=",")
                 n = points.count(b"],[") + 1
+                if max_points is not None and n > max_points:
+                    from recommender.input.prometheus.caps import PointsPastSteps  # builds on this module
+
+                    raise PointsPastSteps(n)
+                nums = np.fromstring(bytes(points.translate(None, _NOT_NUMBERS)), dtype=np.float64, sep=",")
             elif points.startswith(b"]"):
                 nums, n = np.empty(0), 0
             else:
@@ -484,3 +550,22 @@ def parse_matrix(body: bytes | bytearray) -> RangeResult | None:
     except (ValueError, orjson.JSONDecodeError):
         return None
     return out
+
+
+_TRAILERS = (b'],"warnings":[', b'],"infos":[')
+
+
+def _data_end(body: bytes | bytearray) -> int:
+    """Where the matrix's result ends (its `]` before the data object's `}`): the answer's end, or where
+    Prometheus' warnings or infos follow (nothing else may); -1 when neither."""
+    if body.endswith(b"]}}"):
+        return len(body) - 3
+    found = [i for i in (body.find(b"]}" + t[1:]) for t in _TRAILERS) if i >= 0]
+    if not found:
+        return -1
+    tail = min(found)
+    try:
+        extra = orjson.loads(b"{" + body[tail + 3 :])
+    except orjson.JSONDecodeError:
+        return -1
+    return tail if isinstance(extra, dict) and set(extra) <= {"warnings", "infos"} else -1

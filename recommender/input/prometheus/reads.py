@@ -20,35 +20,36 @@ Prometheus 2's closed ranges hold one sample more (docs/recommender.md, "How sam
 from __future__ import annotations
 
 import logging
-import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
 
+import httpx
 import numpy as np
-import orjson
 
 from podsizer.settings.names import where
-from podsizer.settings.source import ReadPath
+from podsizer.settings.source import DEFAULT_MAX_SAMPLES_PER_CYCLE, ReadPath
 from recommender.input.prometheus import queries as q
-from recommender.input.prometheus.client import NON_FINITE, PromClient, split_over_time
-from recommender.input.prometheus.rawgrid import Grid, RawSeries, cleaned, grid_usage, joined
+from recommender.input.prometheus.caps import IMPOSSIBLE_TIME, CycleBudget, Origin
+from recommender.input.prometheus.client import NON_FINITE, PromClient, RangeResult, split_over_time
+from recommender.input.prometheus.export import measured, parsed
+from recommender.input.prometheus.rawgrid import Grid, GridRows, MetricFold, RawSeries
 from recommender.input.prometheus.remoteread import (
     CONTENT_TYPE,
     REQUEST_HEADERS,
-    ChunkedSeries,
+    ChunkedAnswer,
     FrameError,
     Matcher,
     RemoteReadCodec,
+    checked_counts,
 )
 from recommender.input.prometheus.series import ContainerKey, GridUsage, on_grid
-from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
-from recommender.model import FloatArray, SourceError
+from recommender.input.prometheus.xorchunks import ChunkError, batches, decode_range
+from recommender.model import SourceError
 from recommender.model.timegrid import IntArray
 
 log = logging.getLogger("podsizer")
-_T = TypeVar("_T")
 
 SLOW_SCRAPE_WINDOW_S = 600  # the CPU rate window of containers scraped too seldom for the set one
 
@@ -80,87 +81,164 @@ class GridSpec:
         return Grid(self.lo, self.res, round((self.hi - self.lo) / self.res) + 1)
 
 
-def _offered(status: int, content_type: str, expected: str, what: str) -> None:
+@dataclass(frozen=True)
+class _Read:
+    """One metric of one namespace read raw, within a cycle's budget."""
+
+    metric: str
+    ns: str
+    scope: q.Scope
+    budget: CycleBudget
+
+
+def _offered(status: int, content_type: str, expected: str, origin: Origin) -> None:
+    what = origin.what
     if status == 501 or 400 <= status < 500:
         raise NotOffered(f"{what}: HTTP {status}")
     if status != 200:
-        raise SourceError(f"{what} failed with HTTP {status}")
+        raise SourceError(f"{origin.at} answered {what} with HTTP {status}")
     if not content_type.startswith(expected):
         raise NotOffered(f"{what}: answered {content_type or 'no content type'}, not {expected}")
 
 
-class UsageReads:
-    """Reads usage series by the path set (or found, for auto), the same for every namespace and thread."""
+def _dropped(exc: SourceError) -> bool:
+    """Whether a read failed because its connection was dropped (reset, closed mid-answer) once made: a
+    server (or a proxy in front of it) that will not serve that path, where another may work."""
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, httpx.ConnectError):
+            return False  # not reached at all: no other path would be
+        if isinstance(cause, httpx.NetworkError | httpx.RemoteProtocolError):
+            return True
+        cause = cause.__cause__
+    return False
 
-    def __init__(self, client: PromClient, path: ReadPath = "auto") -> None:
+
+class UsageReads:
+    """Reads usage series by the path set (or found, for auto), the same for every namespace and thread;
+    auto finds the path again when the server stops offering the one it took. Each read's samples are
+    counted against the cycle's budget (cycle(); one per read outside a cycle) before they are decoded."""
+
+    def __init__(
+        self,
+        client: PromClient,
+        path: ReadPath = "auto",
+        max_samples_per_cycle: int = DEFAULT_MAX_SAMPLES_PER_CYCLE,
+    ) -> None:
         self.client = client
         self.wanted: ReadPath = path
+        self.max_samples_per_cycle = max_samples_per_cycle
         self._chosen: ReadPath | None = None if path == "auto" else path
         self._lock = threading.Lock()
         self._codec: RemoteReadCodec | None = None
+        self._cycle: CycleBudget | None = None
+        self._cycles = 0
+        self._cycle_lock = threading.Lock()
 
     @property
     def chosen(self) -> ReadPath | None:
         """The path in use (None until auto has found one)."""
         return self._chosen
 
+    @contextmanager
+    def cycle(self) -> Iterator[CycleBudget]:
+        """One cycle's sample budget (PODSIZER_PROMETHEUS_MAX_SAMPLES_PER_CYCLE) for every read within the
+        block, from any thread; a block opened within another is part of its cycle."""
+        with self._cycle_lock:
+            if self._cycles == 0:
+                self._cycle = CycleBudget(self.max_samples_per_cycle)
+            self._cycles += 1
+            budget = self._cycle
+        assert budget is not None
+        try:
+            yield budget
+        finally:
+            with self._cycle_lock:
+                self._cycles -= 1
+                if self._cycles == 0:
+                    self._cycle = None
+
+    def _budget(self) -> CycleBudget:
+        """The open cycle's budget, else one for this read alone."""
+        return self._cycle or CycleBudget(self.max_samples_per_cycle)
+
     def settle(self, ns: str, scope: q.Scope, spec: GridSpec) -> ReadPath:
         """The path in use, found now if auto has not yet (a raw read of `spec`: keep it short)."""
         if self._chosen is None:
             with self._lock:
                 if self._chosen is None:
-                    self._find(ns, scope, spec)
+                    self._find(ns, scope, spec, self._budget())
         return self._chosen or "query"
 
     def usage(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+        budget = self._budget()
         path = self._chosen
         if path is None:
             with self._lock:  # the first namespace finds the path; the others wait for it
                 if self._chosen is None:
-                    found = self._find(ns, scope, spec)
+                    found = self._find(ns, scope, spec, budget)
                     if found is not None:
                         return found
                 path = self._chosen or "query"
-        return self._read(path, ns, scope, spec)
+        try:
+            return self._read(path, ns, scope, spec, budget)
+        except NotOffered as exc:  # raised for auto only: the server no longer offers the path it took
+            return self._again(path, exc, ns, scope, spec, budget)
 
-    def _find(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage | None:
+    def _again(
+        self, path: ReadPath, exc: NotOffered, ns: str, scope: q.Scope, spec: GridSpec, budget: CycleBudget
+    ) -> Usage:
+        url = self.client.base_url
+        with self._lock:
+            if self._chosen == path:
+                log.warning(
+                    "usage samples: %s is no longer offered by %s (%s): finding the way again", path, url, exc
+                )
+                self._chosen = None
+            if self._chosen is None:
+                found = self._find(ns, scope, spec, budget)
+                if found is not None:
+                    return found
+            again = self._chosen or "query"
+        try:
+            return self._read(again, ns, scope, spec, budget)
+        except NotOffered as gone:
+            raise SourceError(f"{url} stopped offering {again} while it was read ({gone})") from gone
+
+    def _find(self, ns: str, scope: q.Scope, spec: GridSpec, budget: CycleBudget) -> Usage | None:
         """The first raw path the server answers (its read of `spec`), else range queries (None)."""
+        url = self.client.base_url
         for path in ("remote-read", "export"):
             try:
-                found = self._read(path, ns, scope, spec)
+                found = self._read(path, ns, scope, spec, budget)
             except NotOffered as exc:
-                log.info("usage samples: %s is not offered by %s (%s)", path, self.client.base_url, exc)
+                log.info("usage samples: %s is not offered by %s (%s)", path, url, exc)
+                continue
+            except SourceError as exc:
+                if not _dropped(exc):
+                    raise
+                log.warning(
+                    "usage samples: %s from %s lost its connection (%s): trying the next way", path, url, exc
+                )
                 continue
             self._chosen = path
-            log.info("usage samples: read by %s from %s", path, self.client.base_url)
+            log.info("usage samples: read by %s from %s", path, url)
             return found
         self._chosen = "query"
-        log.info("usage samples: read by range queries from %s", self.client.base_url)
+        log.info("usage samples: read by range queries from %s", url)
         return None
 
-    def _read(self, path: ReadPath, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+    def _read(self, path: ReadPath, ns: str, scope: q.Scope, spec: GridSpec, budget: CycleBudget) -> Usage:
         if path == "query":
-            return self._query(ns, scope, spec)
+            return self._query(ns, scope, spec, budget)
+        rows = GridRows(spec.grid)
+        cpu = MetricFold(rows, counter=True, window_s=spec.rate_s, wide_s=SLOW_SCRAPE_WINDOW_S)
+        mem = MetricFold(rows)
+        read = self._remote_read if path == "remote-read" else self._export
         lo = spec.lo - spec.res - max(spec.rate_s, SLOW_SCRAPE_WINDOW_S)  # the intervals ending at lo
         try:
-            if path == "remote-read":
-                cpu_parts = self._split(
-                    lambda a, b: self._remote_read(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi
-                )
-                mem_parts = self._split(
-                    lambda a, b: self._remote_read(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi
-                )
-                decoded = self._decoded([*cpu_parts, *mem_parts], f"remote read in namespace {ns}")
-                cpu, mem = joined(decoded[: len(cpu_parts)]), joined(decoded[len(cpu_parts) :])
-            else:
-                cpu = joined(
-                    self._split(lambda a, b: self._export(q.CPU_METRIC, ns, scope, a, b), lo, spec.hi)
-                )
-                mem = joined(
-                    self._split(
-                        lambda a, b: self._export(q.MEM_METRIC, ns, scope, a, b), spec.lo - spec.res, spec.hi
-                    )
-                )
+            read(_Read(q.CPU_METRIC, ns, scope, budget), cpu, lo, spec.hi)
+            read(_Read(q.MEM_METRIC, ns, scope, budget), mem, spec.lo - spec.res, spec.hi)
         except NotOffered as exc:
             if self.wanted == "auto":
                 raise
@@ -168,145 +246,105 @@ class UsageReads:
                 f"{where('prometheus_read')} is {path}, but {self.client.base_url} does not offer it "
                 f"({exc}); set it to auto or query"
             ) from exc
-        return self._on_grid(cpu, mem, spec)
-
-    def _on_grid(self, cpu_raw: RawSeries, mem_raw: RawSeries, spec: GridSpec) -> Usage:
-        cpu_raw, bad_cpu = cleaned(cpu_raw)
-        mem_raw, bad_mem = cleaned(mem_raw)
-        self.client.rejections.add(NON_FINITE, bad_cpu + bad_mem)
-        grid, slow = grid_usage(cpu_raw, mem_raw, spec.grid, spec.rate_s, SLOW_SCRAPE_WINDOW_S)
+        for fold in (cpu, mem):
+            self.client.rejections.add(NON_FINITE, fold.rejected.non_finite)
+            self.client.rejections.add(IMPOSSIBLE_TIME, fold.rejected.impossible)
+        grid, slow = rows.usage()
         return Usage(grid, slow)
 
-    def _query(self, ns: str, scope: q.Scope, spec: GridSpec) -> Usage:
+    def _query(self, ns: str, scope: q.Scope, spec: GridSpec, budget: CycleBudget) -> Usage:
         c, span = self.client, (spec.lo, spec.hi, spec.res)
         w = q.Window(round(spec.hi - spec.lo), round(spec.res), spec.rate_s)
-        grid = on_grid(
-            c.query_range_split(q.cpu_rate(ns, w, scope), *span),
-            c.query_range_split(q.memory_peak(ns, w, scope), *span),
-            spec.lo,
-            spec.res,
-            spec.grid.n,
-        )
+
+        def ranged(promql: str) -> RangeResult:
+            found = c.query_range_split(promql, *span)
+            origin = Origin(c.base_url, "/api/v1/query_range", f"range query {promql!r}")
+            budget.charge(sum(ts.size for _, ts, _ in found), origin)  # parsed: no more than its bytes
+            return found
+
+        cpu, memory = ranged(q.cpu_rate(ns, w, scope)), ranged(q.memory_peak(ns, w, scope))
+        grid = on_grid(cpu, memory, spec.lo, spec.res, spec.grid.n)
         slow = grid.sparse_rows()
         if not slow.any() or spec.rate_s >= SLOW_SCRAPE_WINDOW_S:
             return Usage(grid)
         wide = q.Window(w.seconds, w.resolution_s, SLOW_SCRAPE_WINDOW_S)
-        grid.fill_cpu(c.query_range_split(q.cpu_rate(ns, wide, scope), *span))
+        grid.fill_cpu(ranged(q.cpu_rate(ns, wide, scope)))
         return Usage(grid, {grid.keys[i] for i in np.flatnonzero(slow).tolist()})
 
-    def _split(self, fetch: Callable[[int, int], _T], lo: float, hi: float) -> list[_T]:
-        """fetch over [lo, hi] (ms), asked again over halves while an answer is over the byte cap: the
-        answers of consecutive pieces, in time order."""
+    def _folded(
+        self, fetch: Callable[[int, int, bool], None], fold: MetricFold, lo: float, hi: float
+    ) -> None:
+        """fetch(a, b, final) over [lo, hi] (ms), asked again over halves while an answer is over the byte
+        or series cap (each folds its answer, in time order; final: no later piece follows), then the fold
+        finished."""
+        lo_ms, hi_ms = round(lo * 1000), round(hi * 1000)
 
         def halves(a: int, b: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
             mid = (a + b) // 2
             return ((a, mid), (mid + 1, b)) if b - a >= 2000 else None
 
-        return split_over_time(fetch, [(round(lo * 1000), round(hi * 1000))], halves)
+        split_over_time(lambda a, b: fetch(a, b, b >= hi_ms), [(lo_ms, hi_ms)], halves)
+        fold.finish()
 
-    def _remote_read(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> list[ChunkedSeries]:
-        """The series of one remote read, their chunks not decoded yet (_decoded: many answers at once)."""
+    def _remote_read(self, read: _Read, fold: MetricFold, lo: float, hi: float) -> None:
         if self._codec is None:
             self._codec = RemoteReadCodec()
-        matchers = [Matcher("__name__", metric), Matcher("namespace", ns)]
+        codec = self._codec
+        matchers = [Matcher("__name__", read.metric), Matcher("namespace", read.ns)]
         matchers += [Matcher("container", "", "!="), Matcher("container", "POD", "!=")]  # CONTAINER_MATCHERS
-        if scope.label:
-            matchers.append(Matcher(scope.label, scope.cluster))
-        what = f"remote read of {metric} in namespace {ns}"
-        status, ctype, body = self.client.raw_read(
-            "/api/v1/read", self._codec.request(matchers, a, b), REQUEST_HEADERS, what
+        if read.scope.label:
+            matchers.append(Matcher(read.scope.label, read.scope.cluster))
+        origin = Origin(
+            self.client.base_url, "/api/v1/read", f"remote read of {read.metric} in namespace {read.ns}"
         )
-        _offered(status, ctype, CONTENT_TYPE, what)
-        try:
-            return list(self._codec.series(body))
-        except FrameError as exc:
-            raise SourceError(f"Prometheus at {self.client.base_url} sent a malformed {what}: {exc}") from exc
 
-    def _decoded(self, answers: list[list[ChunkedSeries]], what: str) -> list[RawSeries]:
-        """Every answer's chunks decoded in one pass (whole chunks come back: the samples outside a read's
-        range fall off the grid, rawgrid, or stay unused)."""
-        try:
-            decoded = decode_chunks([c for found in answers for s in found for c in s.chunks])
-        except ChunkError as exc:
-            raise SourceError(f"Prometheus at {self.client.base_url} sent a malformed {what}: {exc}") from exc
-        out, first = [], 0
-        for found in answers:
-            per_series = np.array([len(s.chunks) for s in found], dtype=np.int64)
-            bounds = first + np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
-            first = int(bounds[-1])
-            offsets = decoded.offsets[bounds]
-            a, b = int(offsets[0]), int(offsets[-1])
-            out.append(
-                RawSeries(
-                    [s.labels for s in found], offsets - a, decoded.timestamps_ms[a:b], decoded.values[a:b]
-                )
+        def piece(a: int, b: int, final: bool) -> None:
+            status, ctype, body = self.client.raw_read(
+                origin.path, codec.request(matchers, a, b), REQUEST_HEADERS, origin.what
             )
-        return out
+            _offered(status, ctype, CONTENT_TYPE, origin)
+            try:
+                answer = codec.answer(body, origin)
+                del body
+                counts = checked_counts(answer, a, b, origin)
+            except (FrameError, ChunkError) as exc:
+                raise SourceError(f"{origin.at} sent a malformed {origin.what}: {exc}") from exc
+            read.budget.charge(int(counts.sum()), origin)  # declared, before any is decoded
+            fold.begin(final)
+            _decoded(answer, counts, fold, origin)
 
-    def _export(self, metric: str, ns: str, scope: q.Scope, a: int, b: int) -> RawSeries:
-        match = q.container_selector(metric, ns, scope)
-        what = f"export of {match}"
-        form = [("match[]", match), ("start", f"{a / 1000:.3f}"), ("end", f"{b / 1000:.3f}")]
-        status, ctype, body = self.client.raw_form("/api/v1/export", form, what)
-        _offered(status, ctype, "application/stream+json", what)
+        self._folded(piece, fold, lo, hi)
+
+    def _export(self, read: _Read, fold: MetricFold, lo: float, hi: float) -> None:
+        match = q.container_selector(read.metric, read.ns, read.scope)
+        origin = Origin(self.client.base_url, "/api/v1/export", f"export of {match}")
+
+        def piece(a: int, b: int, final: bool) -> None:
+            form = [("match[]", match), ("start", f"{a / 1000:.3f}"), ("end", f"{b / 1000:.3f}")]
+            status, ctype, body = self.client.raw_form(origin.path, form, origin.what)
+            _offered(status, ctype, "application/stream+json", origin)
+            lines = measured(body, b - a, origin)
+            fold.begin(final)
+            for part, last in parsed(lines, origin):
+                read.budget.charge(part.samples, origin)  # a batch of lines, before it is folded
+                fold.add(fold.series(part.labels), part, last)
+
+        self._folded(piece, fold, lo, hi)
+
+
+def _decoded(answer: ChunkedAnswer, counts: IntArray, fold: MetricFold, origin: Origin) -> None:
+    """The answer's chunks decoded batch by batch (xorchunks.batches: bounded whatever they declare), each
+    batch folded before the next is decoded."""
+    sids = fold.series(answer.labels, answer.identities)
+    for lo, hi in batches(counts):
         try:
-            return _export_lines(bytes(body))
-        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-            raise SourceError(f"{self.client.base_url} sent a malformed {what}: {exc}") from exc
-
-
-_VALUES, _TIMES = b',"values":[', b'],"timestamps":['
-_NUMBER = b"0123456789.eE+-,InfNa"
-"""What a run of numbers may hold: VictoriaMetrics writes +Inf, -Inf and NaN as bare words (not JSON)."""
-
-
-def _export_line(line: bytes) -> tuple[dict[str, str], IntArray, FloatArray]:
-    """One series of VictoriaMetrics' export. orjson reads it (into lists: measured faster than numpy's
-    text parser, bench/bench_read_paths.py); a line with bare +Inf, -Inf or NaN words, which is not JSON,
-    has its numbers read by numpy instead."""
-    try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return _export_words(line)
-    t = np.array(row["timestamps"], dtype=np.int64)
-    v = np.array([math.nan if x is None else x for x in row["values"]], dtype=np.float64)
-    if t.size != v.size:
-        raise ValueError(f"a series with {t.size} timestamps and {v.size} values")
-    return {str(k): str(x) for k, x in row["metric"].items()}, t, v
-
-
-def _export_words(line: bytes) -> tuple[dict[str, str], IntArray, FloatArray]:
-    head, mid, end = line.find(_VALUES), line.find(_TIMES), line.rfind(b"]}")
-    values, times = line[head + len(_VALUES) : mid], line[mid + len(_TIMES) : end]
-    if not (0 < head < mid < end) or values.translate(None, _NUMBER) or times.translate(None, _NUMBER):
-        raise ValueError(f"an export line that is neither JSON nor numbers: {line[:120]!r}")
-    metric = orjson.loads(line[:head] + b"}")["metric"]
-    v = np.fromstring(values, dtype=np.float64, sep=",") if values else np.empty(0)
-    t = np.fromstring(times, dtype=np.int64, sep=",") if times else np.empty(0, np.int64)
-    if (v.size, t.size) != (values.count(b",") + bool(values), times.count(b",") + bool(times)):
-        raise ValueError(f"a run of numbers that does not parse whole: {line[head : head + 120]!r}")
-    if t.size != v.size:
-        raise ValueError(f"a series with {t.size} timestamps and {v.size} values")
-    return {str(k): str(x) for k, x in metric.items()}, t, v
-
-
-def _export_lines(body: bytes) -> RawSeries:
-    """VictoriaMetrics' export: one JSON object a line with the series' labels, values and timestamps."""
-    labels, ts, vs = [], [], []
-    for line in body.splitlines():
-        if not line.strip():
-            continue
-        found, t, v = _export_line(line)
-        order = np.argsort(t, kind="stable")
-        labels.append(found)
-        ts.append(t[order])
-        vs.append(v[order])
-    sizes = np.array([t.size for t in ts], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    empty = np.empty(0)
-    return RawSeries(
-        labels,
-        offsets,
-        np.concatenate(ts) if ts else empty.astype(np.int64),
-        np.concatenate(vs) if vs else empty,
-    )
+            decoded = decode_range(answer.data, answer.starts, counts, lo, hi)
+        except ChunkError as exc:
+            raise SourceError(f"{origin.at} sent a malformed {origin.what}: {exc}") from exc
+        of = answer.series_of[lo:hi]  # grouped by series
+        first = np.flatnonzero(np.diff(of, prepend=-1))
+        present = of[first]
+        offsets = decoded.offsets[np.append(first, hi - lo)]
+        labels = [answer.labels[s] for s in present.tolist()]
+        part = RawSeries(labels, offsets, decoded.timestamps_ms, decoded.values)
+        fold.add(sids[present], part, last=hi == answer.chunks)

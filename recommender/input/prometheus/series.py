@@ -15,7 +15,7 @@ from recommender.input.prometheus.client import RangeResult
 from recommender.model import FloatArray
 from recommender.model.histogram import Matrix
 from recommender.model.raw import ContainerSamples
-from recommender.model.timegrid import point_index
+from recommender.model.timegrid import IntArray, point_index
 
 ContainerKey = tuple[str, str, str]
 
@@ -23,17 +23,27 @@ ContainerKey = tuple[str, str, str]
 @dataclass(frozen=True)
 class GridUsage:
     """Each container's CPU and working set on the grid lo + i * step: row r is keys[r] (NaN: no point);
-    the incarnations (restarts) of a container merged by max."""
+    the incarnations (restarts) of a container merged by max. cpu_resets: per row, the decreases of the CPU
+    counter among the raw samples read (summed over incarnations; 0 from range queries)."""
 
     keys: list[ContainerKey]
     cpu: Matrix
     memory: Matrix
     lo: float
     step: float
+    cpu_resets: IntArray
 
     @staticmethod
     def empty(keys: list[ContainerKey], lo: float, step: float, n: int) -> GridUsage:
-        return GridUsage(keys, np.full((len(keys), n), np.nan), np.full((len(keys), n), np.nan), lo, step)
+        shape = (len(keys), n)
+        return GridUsage(
+            keys,
+            np.full(shape, np.nan),
+            np.full(shape, np.nan),
+            lo,
+            step,
+            np.zeros(len(keys), dtype=np.int64),
+        )
 
     def fill_cpu(self, result: RangeResult) -> None:
         """More CPU series (of containers already on the grid) merged in by max."""
@@ -104,7 +114,7 @@ def on_grid(cpu: RangeResult, memory: RangeResult, lo: float, step: float, n: in
 def container_samples(grid: GridUsage, samples: Mapping[ContainerKey, int]) -> list[ContainerSamples]:
     """One series per (namespace, pod, container): CPU rate and peak working set per step, trimmed to the
     points where either has a value; `samples` are the raw working-set sample counts (None where the
-    source gave none)."""
+    source gave none); cpu_resets the row's counter resets."""
     c, m, keys = grid.cpu, grid.memory, grid.keys
     n = c.shape[1]
     times: FloatArray = grid.lo + grid.step * np.arange(n, dtype=np.float64)
@@ -115,6 +125,7 @@ def container_samples(grid: GridUsage, samples: Mapping[ContainerKey, int]) -> l
     b = np.where(has, n - seen[:, ::-1].argmax(axis=1), 0) if n else zero
     # rows kept as views of the two matrices where they fill most of them, else as copies (churn)
     views = int((b - a).sum()) * 2 >= c.size
+    resets = grid.cpu_resets.tolist()
 
     def cut(x: FloatArray, i: int) -> FloatArray:
         part = x[i, a[i] : b[i]]
@@ -127,6 +138,7 @@ def container_samples(grid: GridUsage, samples: Mapping[ContainerKey, int]) -> l
             cpu_cores=cut(c, i),
             memory_bytes=cut(m, i),
             samples=samples.get(key),
+            cpu_resets=resets[i],
         )
         for i, key in enumerate(keys)
     ]

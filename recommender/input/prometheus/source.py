@@ -6,6 +6,7 @@ import copy
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from podsizer.owners import Skipped
 from podsizer.settings import env_name
-from podsizer.settings.source import ReadPath
+from podsizer.settings.source import DEFAULT_MAX_SAMPLES_PER_CYCLE, ReadPath
 from podsizer.subject import Subject
 from recommender.input.dcgm import Series, gpu_samples, normalize_labels
 from recommender.input.prometheus import ksm
@@ -120,6 +121,7 @@ class PrometheusSource:
         recency: Recency = DEFAULT_RECENCY,
         api_identity: ApiIdentity | None = None,
         read: ReadPath = "auto",
+        max_samples_per_cycle: int = DEFAULT_MAX_SAMPLES_PER_CYCLE,
     ) -> None:
         if min(resolution_s, rate_s, activity_step_s, namespace_batch) <= 0:
             raise ValueError("resolution_s, rate_s, activity_step_s and namespace_batch must be positive")
@@ -147,7 +149,8 @@ class PrometheusSource:
         self.recency = recency
         self.api_identity = api_identity
         self.warned_slow: set[str] = set()  # shared by copies (for_cluster, for_namespaces): warn once
-        self.reads = UsageReads(client, read)  # shared by copies: the path is found once
+        # shared by copies: the path is found once, a cycle's sample budget spans them
+        self.reads = UsageReads(client, read, max_samples_per_cycle)
 
     def for_cluster(self, cluster: str) -> PrometheusSource:
         """The same source (same client) reading only `cluster`'s series."""
@@ -158,6 +161,11 @@ class PrometheusSource:
         out = copy.copy(self)
         out.namespaces, out.namespace_filter = list(namespaces), None
         return out
+
+    def cycle(self) -> AbstractContextManager[object]:
+        """One cycle of reads (a collect, a dataset): their samples count against one budget,
+        PODSIZER_PROMETHEUS_MAX_SAMPLES_PER_CYCLE (reads.UsageReads.cycle)."""
+        return self.reads.cycle()
 
     def cold_start_plan(
         self, start: datetime, end: datetime, batch: int, points: int | None
@@ -291,7 +299,7 @@ class PrometheusSource:
         report(done, total, f"found {len(namespaces)} namespaces")
         data: dict[str, _Namespace] = {}
         too_large: list[Skipped] = []
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        with self.cycle(), ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {
                 pool.submit(self._fetch_namespace, ns, w, (identity_from, end), fresh_from): ns
                 for ns in namespaces
@@ -340,19 +348,21 @@ class PrometheusSource:
             raise ValueError("start and end must be timezone-aware datetimes")
         if end <= start:
             raise ValueError(f"empty window: start {start.isoformat()} is not before end {end.isoformat()}")
-        reader, batch, points = self.cold_start_plan(start, end, self.namespace_batch, self.points_per_chunk)
-        cold = cold_start(
-            reader,
-            start,
-            end,
-            recency=self.recency,
-            chunk_s=self.chunk_s,
-            namespace_batch=batch,
-            progress=progress,
-            points_per_chunk=points,
-        )
-        w = q.Window(round((end - start).total_seconds()), self.resolution_s, self.rate_s)
-        cluster = self._fetch_cluster(w, start, end, set(cold.namespaces))
+        with self.cycle():
+            plan = self.cold_start_plan(start, end, self.namespace_batch, self.points_per_chunk)
+            reader, batch, points = plan
+            cold = cold_start(
+                reader,
+                start,
+                end,
+                recency=self.recency,
+                chunk_s=self.chunk_s,
+                namespace_batch=batch,
+                progress=progress,
+                points_per_chunk=points,
+            )
+            w = q.Window(round((end - start).total_seconds()), self.resolution_s, self.rate_s)
+            cluster = self._fetch_cluster(w, start, end, set(cold.namespaces))
         if progress is not None:
             progress(1, 1, "GPUs, autoscalers, nodes")
         known = cold.known

@@ -7,9 +7,11 @@ further timestamp as a delta-of-delta in a 0 / 10+14 / 110+17 / 1110+20 / 1111+6
 value after the first as the XOR with the one before (0: the same value; 10: the bits inside the previous
 window of leading/trailing zeros; 11, 5 bits of leading zeros, 6 bits of length (0 means 64): a new window).
 
-A chunk's samples depend on each other, so the decoder walks sample i of every chunk in one step of numpy
-operations (the chunks sorted by length, so the ones still going are always a prefix): about 130 steps
-for an answer of any number of chunks, instead of a Python loop per sample.
+A chunk's samples depend on each other, so the decoder walks sample i of every chunk of a batch in one step
+of numpy operations (the chunks sorted by length, so the ones still going are always a prefix): about 130
+steps for a batch of any number of chunks, instead of a Python loop per sample. Batches are consecutive
+chunks of at most BATCH chunks, BATCH_SAMPLES samples and BATCH_CELLS chunks x longest chunk, so what one
+batch decodes is bounded whatever the chunks declare (caps.py checks the declarations first).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def _peek(words: Words, pos: Words) -> Words:
     """The 64 bits starting at each bit position (most significant first)."""
     w = (pos >> _U(6)).view(np.int64)  # an index array of the platform's int: taken without a conversion
     shift: Words = pos & _U(63)
-    high: Words = np.take(words, w) << shift
-    low: Words = np.take(words, w + 1) >> (_U(64) - shift)
+    high: Words = words.take(w) << shift
+    low: Words = words.take(w + 1) >> (_U(64) - shift)
     return high | low
 
 
@@ -131,38 +133,80 @@ class _Walk:
 
 BATCH = 2048
 """Chunks walked at once: their bytes stay in the CPU's cache (a 120-sample chunk is a few hundred bytes)."""
+BATCH_CELLS = 1 << 19
+"""Chunks x longest chunk of one batch: its (chunk, sample) matrices stay 4 MiB each."""
+BATCH_SAMPLES = 1 << 18
+"""Samples one batch decodes at most (one chunk at least): what is folded at a time (2048 chunks of 120
+samples fill it)."""
+
+
+def declared(data: bytes | bytearray, starts: IntArray) -> IntArray:
+    """The sample count each chunk declares (its first two bytes, big-endian); chunk k is
+    data[starts[k]:starts[k + 1]]. ChunkError for a chunk shorter than its count."""
+    if starts.size < 2:
+        return np.zeros(0, dtype=np.int64)
+    if (np.diff(starts) < 2).any():
+        raise ChunkError("a chunk shorter than its 2-byte sample count")
+    octets = np.frombuffer(data, dtype=np.uint8)
+    head = starts[:-1]
+    counts: IntArray = (octets[head].astype(np.int64) << 8) | octets[head + 1]
+    return counts
+
+
+def batches(counts: IntArray) -> list[tuple[int, int]]:
+    """Consecutive chunk ranges [lo, hi) of at most BATCH chunks, BATCH_SAMPLES samples and BATCH_CELLS chunks
+    x longest chunk (one chunk at least), covering every chunk in order."""
+    out, lo, k = [], 0, counts.size
+    while lo < k:
+        window = counts[lo : lo + BATCH]
+        cells = np.arange(1, window.size + 1) * np.maximum(np.maximum.accumulate(window), 1)
+        fits = (cells <= BATCH_CELLS) & (np.cumsum(window) <= BATCH_SAMPLES)  # True, then only False
+        hi = lo + max(1, int(np.count_nonzero(fits)))
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def decode_range(data: bytes | bytearray, starts: IntArray, counts: IntArray, lo: int, hi: int) -> Decoded:
+    """The samples of chunks lo..hi-1 (one batch: see batches); offsets count from the batch's first."""
+    body = bytes(data[int(starts[lo]) : int(starts[hi])])
+    part = counts[lo:hi]
+    offsets = np.zeros(hi - lo + 1, dtype=np.int64)
+    np.cumsum(part, out=offsets[1:])
+    t, v = _decode_batch(body, np.diff(starts[lo : hi + 1]), part)
+    return Decoded(offsets, t, v.view(np.float64))
 
 
 def decode_chunks(chunks: Sequence[bytes]) -> Decoded:
-    """Every chunk's (timestamp ms, value) samples; ChunkError for a chunk that is cut short or malformed
-    (a sample read past its end)."""
-    if any(len(c) < 2 for c in chunks):
-        raise ChunkError("a chunk shorter than its 2-byte sample count")
-    counts = np.array([int.from_bytes(c[:2], "big") for c in chunks], dtype=np.int64)
+    """Every chunk's (timestamp ms, value) samples, batch by batch; ChunkError for a chunk that is cut short
+    or malformed (a sample read past its end)."""
+    starts = np.zeros(len(chunks) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in chunks], out=starts[1:])
+    data = b"".join(chunks)
+    counts = declared(data, starts)
+    parts = [decode_range(data, starts, counts, lo, hi) for lo, hi in batches(counts)]
     offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    times, values = np.empty(int(offsets[-1]), dtype=np.int64), np.empty(int(offsets[-1]), dtype=_U)
-    for lo in range(0, len(chunks), BATCH):
-        part = slice(lo, lo + BATCH)
-        t, v = _decode_batch(chunks[part], counts[part])
-        times[offsets[lo] : offsets[min(lo + BATCH, len(chunks))]] = t
-        values[offsets[lo] : offsets[min(lo + BATCH, len(chunks))]] = v
-    return Decoded(offsets, times, values.view(np.float64))
+    empty = np.empty(0, dtype=np.int64)
+    return Decoded(
+        offsets,
+        np.concatenate([p.timestamps_ms for p in parts]) if parts else empty,
+        np.concatenate([p.values for p in parts]) if parts else empty.astype(np.float64),
+    )
 
 
-def _decode_batch(chunks: Sequence[bytes], counts: IntArray) -> tuple[IntArray, Words]:
-    """The samples of a few chunks, concatenated in their order."""
-    sizes = np.array([len(c) for c in chunks], dtype=np.int64)
+def _decode_batch(body: bytes, sizes: IntArray, counts: IntArray) -> tuple[IntArray, Words]:
+    """The samples of a few chunks (`body`: their bytes, one after the other), concatenated in their
+    order."""
     order = np.argsort(-counts, kind="stable")
-    starts = np.zeros(len(chunks), dtype=np.int64)
+    starts = np.zeros(sizes.size, dtype=np.int64)
     np.cumsum(sizes[:-1], out=starts[1:])
     ends = ((starts + sizes)[order] * 8).astype(_U)
-    body = b"".join(chunks)
     words = np.frombuffer(body + bytes(24 - len(body) % 8), dtype=">u8").astype(_U)
     going = counts[order]
     longest = int(going.max(initial=0))
-    times = np.zeros((len(chunks), longest), dtype=np.int64)  # row j: the j-th chunk (sorted) by sample
-    values = np.zeros((len(chunks), longest), dtype=_U)
+    times = np.zeros((sizes.size, longest), dtype=np.int64)  # row j: the j-th chunk (sorted) by sample
+    values = np.zeros((sizes.size, longest), dtype=_U)
     n = int(np.count_nonzero(going))
     pos = ((starts[order][:n] + 2) * 8).astype(_U)
     first, length = _varint(words, pos)

@@ -6,10 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import httpx
+import numpy as np
 import pytest
 
 from recommender.input.prometheus import PromClient, PrometheusSource
 from recommender.input.prometheus import queries as q
+from recommender.input.prometheus.caps import Origin
 from recommender.input.prometheus.reads import GridSpec, UsageReads
 from recommender.input.prometheus.remoteread import CONTENT_TYPE, REQUEST_HEADERS, Matcher, RemoteReadCodec
 from recommender.input.prometheus.xorchunks import decode_chunks
@@ -33,11 +35,13 @@ def test_the_chunks_decode_to_the_samples_the_query_api_returns(served: Served) 
     )
     answer = httpx.post(f"{served.server.url}/api/v1/read", content=body, headers=REQUEST_HEADERS, timeout=60)
     assert answer.status_code == 200 and answer.headers["Content-Type"] == CONTENT_TYPE
+    found = codec.answer(answer.content, Origin(served.server.url, "/api/v1/read", "remote read"))
     decoded = {}
-    for s in codec.series(answer.content):
-        d = decode_chunks(s.chunks)
+    for k, labels in enumerate(found.labels):
+        mine = np.flatnonzero(found.series_of == k).tolist()
+        d = decode_chunks([bytes(found.data[found.starts[c] : found.starts[c + 1]]) for c in mine])
         inside = (d.timestamps_ms >= start * 1000) & (d.timestamps_ms <= end * 1000)
-        decoded[tuple(sorted(s.labels.items()))] = (d.timestamps_ms[inside], d.values[inside])
+        decoded[tuple(sorted(labels.items()))] = (d.timestamps_ms[inside], d.values[inside])
     form = {"query": f'{q.CPU_METRIC}{{namespace="{ns}"}}[6h]', "time": f"{end:.3f}"}
     result = httpx.post(f"{served.server.url}/api/v1/query", data=form, timeout=60).json()["data"]["result"]
     assert len(decoded) == len(result) > 0

@@ -10,6 +10,7 @@ import itertools
 import logging
 import math
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,6 +71,9 @@ class Cut:
 
     def namespaces_in(self, start: datetime, end: datetime) -> list[str]:
         return sorted({s.namespace for s in self.raw.containers})
+
+    def cycle(self) -> AbstractContextManager[object]:
+        return nullcontext()
 
     def cold_start_plan(
         self, start: datetime, end: datetime, batch: int, points: int | None

@@ -3,6 +3,7 @@ a malformed endpoint is reported while the others are stored, and the on-disk jo
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from podsizer.api import WorkloadRef
 from podsizer.owners import OwnerGraph, PodOwner
 from recommender.input.dcgm_scrape import DcgmScrapeSource, normalize_labels, parse_exposition
 from recommender.input.local_store import SeriesStore
+from tests.support.trickle import Phase, TrickleServer
 
 FIXTURES = Path("/work/shared/fixtures")
 SAMPLE = (FIXTURES / "dcgm-sample.txt").read_text()
@@ -161,6 +163,19 @@ def test_transport_failure_is_reported() -> None:
         result = source.scrape_once()
     assert result.endpoints_ok == 0
     assert "ConnectError: connection refused" in result.errors[0].message
+
+
+@pytest.mark.parametrize("phase", ["headers", "body"])
+def test_a_trickling_exporter_is_given_up_after_the_timeout_in_all(phase: Phase) -> None:
+    with TrickleServer(every=0.5, phase=phase, lasting=60.0) as server:
+        source = DcgmScrapeSource([f"{server.url}/metrics"], SeriesStore(3600), Clock(), timeout=2.0)
+        t0 = time.monotonic()
+        with source:
+            result = source.scrape_once()
+        took = time.monotonic() - t0
+    assert took < 10, f"{took:.1f}s against a trickle of 60s"
+    assert result.endpoints_ok == 0
+    assert result.errors[0].message == "no complete answer within 2s (ReadTimeout)"
 
 
 def test_collect_turns_scrapes_into_gpu_usage() -> None:

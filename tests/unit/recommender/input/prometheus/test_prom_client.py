@@ -224,16 +224,24 @@ def test_parse_matrix_agrees_with_a_full_json_parse(
     assert _same(parse_matrix(_matrix_body(result)), _reference(result))
 
 
-def test_parse_matrix_leaves_answers_with_warnings_to_the_full_parser() -> None:
-    result: list[dict[str, object]] = [{"metric": {"pod": "a"}, "values": [[100, "1"]]}]
-    assert parse_matrix(_matrix_body(result, warnings=["partial"])) is None
+def test_parse_matrix_reads_warnings_and_infos_at_the_end_and_leaves_other_layouts_to_the_slow_parse() -> (
+    None
+):
+    """Prometheus ends an answer with warnings or infos (a forced slow parse would cost a Python object per
+    point); anything else it does not know stays with the full parser."""
+    result: list[dict[str, object]] = [{"metric": {"pod": "a"}, "values": [[100, "1"], [160, "2"]]}]
+    for extra in ({"warnings": ["partial ]}"]}, {"infos": ["x"], "warnings": []}):
+        assert _same(parse_matrix(_matrix_body(result, **extra)), _reference(result))
+    assert parse_matrix(_matrix_body(result, stats={"series": 1})) is None
     assert parse_matrix(b'{"status":"success","data":{"resultType":"vector","result":[]}}') is None
+    histograms: list[dict[str, object]] = [{"metric": {"pod": "a"}, "histograms": [[100, {"count": "1"}]]}]
+    assert parse_matrix(_matrix_body(histograms)) is None
 
     def handler(req: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=_matrix_body(result, warnings=["partial"]))
 
     ((labels, ts, vs),) = client(handler).query_range("x", END - timedelta(hours=1), END, 60)
-    assert (labels, ts.tolist(), vs.tolist()) == ({"pod": "a"}, [100.0], [1.0])
+    assert (labels, ts.tolist(), vs.tolist()) == ({"pod": "a"}, [100.0, 160.0], [1.0, 2.0])
 
 
 def test_answers_are_uncompressed_unless_asked() -> None:

@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from podsizer.settings import RecommenderSettings
+from recommender.input.prometheus import caps
 from recommender.input.prometheus.auth import BearerTokenFile
 from recommender.input.prometheus.client import AnswerTooLarge, PromClient
 from recommender.input.prometheus.ksm import identity
@@ -196,3 +197,68 @@ def test_the_last_token_is_kept_while_the_file_is_missing(tmp_path: Path) -> Non
 def test_a_token_file_never_read_is_a_source_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="bearer token file"):
         BearerTokenFile(tmp_path / "missing").token()
+
+
+def test_a_range_answer_of_too_many_series_is_asked_again_over_halves_counted_before_it_is_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A million minimal series would take some 600 MB to parse: counted first (MAX_SERIES_PER_ANSWER),
+    the answer is asked again over halves of its range, and a namespace still over it is skipped."""
+    monkeypatch.setattr(caps, "MAX_SERIES_PER_ANSWER", 4)
+    asked: list[float] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        form = parse_qs(req.content.decode())
+        start, end = float(form["start"][0]), float(form["end"][0])
+        asked.append(end - start)
+        pods = 6 if end - start > 600 else 3  # fewer pods over a shorter range (churn)
+        return httpx.Response(200, content=matrix([({"pod": f"p{i}"}, [(start, "1")]) for i in range(pods)]))
+
+    found = client(handler).query_range_split("x", 0, 1200, 60)
+    assert asked[0] == 1200 and len(asked) == 3 and len(found) == 3
+
+    def crowded(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=matrix([({"pod": f"p{i}"}, [(0, "1")]) for i in range(5)]))
+
+    with pytest.raises(
+        AnswerTooLarge, match=rf"{URL}/api/v1/query_range answered range query 'x' with more than 4"
+    ):
+        client(crowded).query_range_split("x", 0, 1200, 60)
+
+
+def test_a_range_series_of_more_points_than_the_range_has_steps_is_refused_before_they_are_parsed() -> None:
+    def handler(req: httpx.Request) -> httpx.Response:
+        points = [(float(t), "1") for t in range(0, 10_000)]
+        return httpx.Response(200, content=matrix([({"pod": "p"}, points)]))
+
+    with pytest.raises(
+        SourceError, match=r"/api/v1/query_range answered .* a series of 10,000 points, but the range"
+    ):
+        client(handler).query_range("x", 0, 600, 60)
+    warned = (
+        matrix([({"pod": "p"}, [(float(t), "1") for t in range(0, 10_000)])])[:-1] + b',"warnings":["w"]}'
+    )
+    with pytest.raises(SourceError, match=r"a series of 10,000 points"):  # with warnings: the same reading
+        client(lambda req: httpx.Response(200, content=warned)).query_range("x", 0, 600, 60)
+
+
+def test_a_range_answer_only_json_objects_can_read_is_parsed_only_up_to_a_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(caps, "SLOW_PARSE_POINTS", 100)
+    body = orjson.dumps(
+        {"status": "success", "data": {"resultType": "matrix", "result": [
+            {"metric": {"pod": f"p{i}"}, "values": [[t, "1"] for t in range(0, 600, 60)], "histograms": []}
+            for i in range(20)
+        ]}}
+    )  # fmt: skip
+    with pytest.raises(AnswerTooLarge, match=r"about 2\d\d points in a layout read only as JSON objects"):
+        client(lambda req: httpx.Response(200, content=body)).query_range("x", 0, 600, 60)
+
+
+def test_range_points_at_impossible_times_are_left_out_and_counted() -> None:
+    points = [(-60.0, "1"), (0.0, "2"), (60.0, "3"), (30.0, "4"), (120.0, "5"), (4e10, "6")]
+    c = client(lambda req: httpx.Response(200, content=matrix([({"pod": "p"}, points)])))
+    ((_, ts, vs),) = c.query_range("x", 0, 1e11, 1e9)
+    assert ts.tolist() == [0.0, 60.0, 120.0] and vs.tolist() == [2.0, 3.0, 5.0]
+    assert c.rejections.counts() == {caps.IMPOSSIBLE_TIME: 3}

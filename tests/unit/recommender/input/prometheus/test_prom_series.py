@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -44,3 +45,10 @@ def test_a_container_with_only_nan_points_is_kept_empty_for_the_aggregation_to_s
         on_grid([(lab("p"), arr(0, 300), arr(math.nan, math.nan))], [], 0.0, 300.0, 2), {}
     )
     assert (s.timestamps.size, s.cpu_cores.size, s.memory_bytes.size) == (0, 0, 0)
+
+
+def test_the_cpu_counters_resets_read_raw_reach_the_raw_model_and_range_queries_say_none() -> None:
+    grid = on_grid([(lab("p"), arr(0, 300), arr(1.0, 2.0))], [], 0.0, 300.0, 2)
+    assert [s.cpu_resets for s in container_samples(grid, {})] == [0]
+    counted = replace(grid, cpu_resets=np.array([3], dtype=np.int64))
+    assert [s.cpu_resets for s in container_samples(counted, {})] == [3]

@@ -20,6 +20,7 @@ from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.queries import MARK
 from recommender.input.prometheus.remoteread import CONTENT_TYPE
 from recommender.input.prometheus.source import SLOW_SCRAPE_WINDOW_S
+from recommender.model import SourceError
 from tests.support.remoteread import chunked_answer, grid_ms, read_request
 
 END = datetime(2026, 12, 1, tzinfo=UTC)
@@ -184,7 +185,7 @@ def test_range_queries_step_at_the_query_step_and_rate_over_the_window() -> None
     mem = [query for query, _ in seen if query.startswith("max_over_time(")]
     assert cpu and {float(step) for _, step in cpu} == {60.0}
     assert cpu[0][0].endswith("[180s])")
-    assert mem and all(query.endswith("[60s])") for query in mem)
+    assert mem and all(query.endswith("[59999ms])") for query in mem)  # one step, open at its start
 
 
 def test_containers_scraped_too_seldom_for_the_window_get_the_slow_scrape_rate(
@@ -255,3 +256,16 @@ def test_a_raw_cold_start_reads_one_namespace_at_a_time(offers_remote_read: bool
     assert source.reads.chosen == ("remote-read" if offers_remote_read else "query")
     if offers_remote_read:
         assert most[0] == 1
+
+
+def test_a_cycles_reads_share_one_sample_budget_and_the_next_cycle_has_its_own() -> None:
+    """Each chunk's read is far under the budget; the day's are over it together: the collect fails naming
+    the setting, and a collect whose budget holds them reads the same day again from an empty budget."""
+    with PromClient("http://prom", transport=httpx.MockTransport(fake_prometheus)) as c:
+        tight = PrometheusSource(c, namespaces=["ns"], chunk_s=3600, max_samples_per_cycle=1500)
+        with pytest.raises(SourceError, match=r"PODSIZER_PROMETHEUS_MAX_SAMPLES_PER_CYCLE"):
+            tight.collect(START, END)
+        enough = PrometheusSource(c, namespaces=["ns"], chunk_s=3600, max_samples_per_cycle=5000)
+        for _ in range(2):
+            (web,) = enough.collect(START, END).containers
+            assert web.memory_bytes.mean == 1e8

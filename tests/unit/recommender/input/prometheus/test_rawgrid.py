@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, RawSeries, cleaned, grid_usage, joined
+from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, GridRows, MetricFold, RawSeries, grid_usage
 from recommender.input.prometheus.series import ContainerKey, GridUsage
 
 LO = 1_764_547_200.0  # a grid point (s)
@@ -98,27 +98,80 @@ def test_series_stay_apart_and_empty_ones_are_left_out() -> None:
     assert [key[1] for key, _, _ in rates(both, GRID, 120)] == ["p"]  # q has no interval
 
 
+def folded(answers: list[list[RawSeries]], grid: Grid = GRID, window: float = 120) -> tuple[MetricFold, ...]:
+    """Each answer (consecutive time ranges of one read) fed batch by batch to a counter's and a gauge's
+    fold, as a read feeds them: (cpu fold, memory fold), both finished."""
+    rows = GridRows(grid)
+    cpu, mem = MetricFold(rows, counter=True, window_s=window, wide_s=600), MetricFold(rows)
+    for fold in (cpu, mem):
+        for k, batches in enumerate(answers):
+            fold.begin(final=k == len(answers) - 1)
+            for j, part in enumerate(batches):
+                fold.add(fold.series(part.labels), part, last=j == len(batches) - 1)
+        fold.finish()
+    return cpu, mem
+
+
 def test_staleness_markers_are_gaps_and_other_non_finite_values_are_counted() -> None:
     stale = np.array([STALE_NAN], dtype=np.uint64).view(np.float64)[0]
-    series = raw((POD, [LO, LO + 60, LO + 120, LO + 180], [1.0, stale, np.inf, 4.0]))
-    kept, bad = cleaned(series)
-    assert bad == 1 and kept.values.tolist() == [1.0, 4.0] and kept.offsets.tolist() == [0, 2]
+    cpu, mem = folded([[raw((POD, [LO, LO + 60, LO + 120, LO + 180], [1.0, stale, np.inf, 4.0]))]])
+    usage, _ = mem.rows.usage()
+    assert cpu.rejected.non_finite == mem.rejected.non_finite == 1 and cpu.kept == mem.kept == 2
+    assert _rows(usage, usage.memory)[0][2].tolist() == [1.0, 4.0]
 
 
-def test_a_repeated_timestamp_where_pieces_meet_is_read_once() -> None:
-    kept, bad = cleaned(raw((POD, [LO, LO + 60, LO + 60, LO + 120], [1.0, 2.0, 2.0, 3.0])))
-    assert bad == 0 and kept.timestamps_ms.tolist() == [round(1000 * (LO + 60 * i)) for i in range(3)]
+def test_impossible_timestamps_are_left_out_and_counted_but_not_the_overlap_of_consecutive_ranges() -> None:
+    """Before 1970, from the year 3000 on, or not after the previous sample in the same answer: counted;
+    a sample the previous answer already gave (whole chunks reach past a range's end): left out silently."""
+    times = [-60.0, LO, LO + 60, LO + 30, LO + 60, LO + 120, 4e10]
+    bad = raw((POD, times, [9.0, 1.0, 2.0, 8.0, 8.0, 3.0, 9.0]))
+    cpu, mem = folded([[bad]])
+    assert cpu.rejected.impossible == mem.rejected.impossible == 4 and mem.kept == 3
+    usage, _ = mem.rows.usage()
+    assert _rows(usage, usage.memory)[0][2].tolist() == [1.0, 2.0, 3.0]
+    first = raw((POD, [LO, LO + 60, LO + 120], [1.0, 2.0, 3.0]))
+    again = raw((POD, [LO + 60, LO + 120, LO + 180], [2.0, 3.0, 4.0]))  # the chunk that holds the edge
+    cpu, mem = folded([[first], [again]])
+    assert cpu.rejected.impossible == mem.rejected.impossible == 0 and mem.kept == 4
 
 
-def test_pieces_of_a_range_join_per_series_in_time_order() -> None:
-    first = raw((POD, [LO, LO + 60], [1.0, 2.0]), ({**POD, "pod": "q"}, [LO], [5.0]))
-    second = raw(({**POD, "pod": "r"}, [LO + 120], [7.0]), (POD, [LO + 120], [3.0]))
-    out = joined([first, second])
-    rows = [
-        (lab["pod"], out.values[a:b].tolist())
-        for lab, a, b in zip(out.labels, out.offsets, out.offsets[1:], strict=False)
-    ]
-    assert rows == [("p", [1.0, 2.0, 3.0]), ("q", [5.0]), ("r", [7.0])]
+@given(
+    st.lists(st.tuples(st.integers(1, 200), st.floats(0.0, 1000.0)), min_size=2, max_size=80),
+    st.lists(st.tuples(st.integers(1, 79), st.booleans(), st.integers(0, 6)), max_size=8),
+)
+def test_a_read_in_batches_and_pieces_gives_the_one_answers_points_and_resets(
+    samples: list[tuple[int, float]], cuts: list[tuple[int, bool, int]]
+) -> None:
+    """However the samples are cut into batches (a series' last sample carried into its next one) and
+    answers of consecutive ranges (each repeating some samples of the one before, as whole chunks do), the
+    rates, peaks and resets are the one answer's."""
+    ts = (LO - 900 + np.cumsum([gap for gap, _ in samples])).tolist()
+    values = [v for _, v in samples]
+    n = len(ts)
+    other = ({**POD, "pod": "q"}, [LO + 60 * i for i in range(10)], [float(i) for i in range(10)])
+    marks = {at: (new, back) for at, new, back in cuts if 0 < at < n}
+    answers: list[list[RawSeries]] = [[raw(other)]]
+    a = 0
+    for b in [*sorted(marks), n]:
+        answers[-1].append(raw((POD, ts[a:b], values[a:b])))
+        new, back = marks.get(b, (False, 0))
+        if new:
+            answers.append([])  # the next answer repeats `back` samples of this one
+        a = max(0, b - back) if new else b
+    whole, cut = folded([[raw(other, (POD, ts, values))]]), folded(answers)
+    (one, _), (two, _) = whole[0].rows.usage(), cut[0].rows.usage()
+    assert one.keys == two.keys
+    np.testing.assert_allclose(one.cpu, two.cpu, rtol=1e-9, atol=1e-12)
+    assert np.array_equal(one.memory, two.memory, equal_nan=True)
+    assert one.cpu_resets.tolist() == two.cpu_resets.tolist()
+    assert cut[0].rejected.impossible == cut[1].rejected.impossible == 0
+
+
+def test_resets_are_counted_per_container_over_its_incarnations_on_the_grid_only() -> None:
+    before = ({**POD, "id": "a"}, [LO - 120, LO - 60, LO, LO + 60], [5.0, 1.0, 2.0, 0.5])  # 1 before lo
+    after = ({**POD, "id": "b"}, [LO + 120, LO + 180, LO + 240], [9.0, 1.0, 3.0])
+    usage, _ = grid_usage(raw(before, after), raw(), GRID, 120, 600)
+    assert usage.cpu_resets.tolist() == [2]
 
 
 def _oracle(ts: list[float], values: list[float], grid: Grid, window: float) -> dict[float, float]:

@@ -11,7 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recommender.input.prometheus.xorchunks import ChunkError, decode_chunks
+from recommender.input.prometheus.xorchunks import (
+    BATCH,
+    BATCH_CELLS,
+    BATCH_SAMPLES,
+    ChunkError,
+    batches,
+    declared,
+    decode_chunks,
+    decode_range,
+)
 from tests.support.remoteread import encode_xor
 
 STALE = 0x7FF0000000000002
@@ -84,3 +93,34 @@ def test_a_chunk_cut_short_is_refused_with_what_is_wrong() -> None:
         decode_chunks([b"\0"])
     with pytest.raises(ChunkError):
         decode_chunks([struct.pack(">H", 3)])  # three samples promised, none there
+
+
+def test_batches_bound_what_one_decode_holds_whatever_the_chunks_declare() -> None:
+    counts = np.array([120] * 3000 + [4096] * 100 + [0, 1] * 5 + [240] * 900 + [65_535], dtype=np.int64)
+    found = batches(counts)
+    assert [lo for lo, _ in found] == [0] + [hi for _, hi in found[:-1]] and found[-1][1] == counts.size
+    for lo, hi in found:
+        part = counts[lo:hi]
+        alone = hi - lo == 1
+        assert alone or (
+            hi - lo <= BATCH and part.sum() <= BATCH_SAMPLES and (hi - lo) * part.max() <= BATCH_CELLS
+        )
+    assert max(hi - lo for lo, hi in found) == BATCH  # honest chunks: as many at once as ever
+
+
+def test_each_batch_decodes_its_chunks_as_they_decode_alone() -> None:
+    rng = np.random.default_rng(3)
+    chunks = []
+    for k in range(300):
+        n = int(rng.integers(1, 400))
+        ts = (T0 + 60_000 * k + np.cumsum(rng.integers(1, 30_000, n))).tolist()
+        chunks.append(encode_xor(ts, np.cumsum(rng.uniform(0, 9, n)).tolist()))
+    starts = np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.int64)
+    data = b"".join(chunks)
+    counts = declared(data, starts)
+    for lo, hi in batches(counts):
+        got = decode_range(data, starts, counts, lo, hi)
+        want = decode_chunks(chunks[lo:hi])
+        assert got.offsets.tolist() == want.offsets.tolist()
+        assert got.timestamps_ms.tolist() == want.timestamps_ms.tolist()
+        assert got.values.tolist() == want.values.tolist()
