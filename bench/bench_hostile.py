@@ -29,7 +29,9 @@ Then two convergence cases, each a count that should be 0 (and the updater's mos
   updater       --workloads random workloads (template, recommendation, running pods) under the updater
                 (recreate or in-place-or-recreate, the real admission for replacements: tests/unit/updater/
                 sim.py; one in four with the webhook down) for --passes passes: pods acted on twice,
-                replacements acted on (webhook up) or evicted; and the most actions per running pod (1)
+                replacements acted on (webhook up) or evicted; and the most actions per running pod (1);
+                then --workloads/10 workloads of 2 pods whose Recommendation alternates 1000m/1Gi <->
+                25m/32Mi every pass: actions per workload (2 with damping: each pod once)
 """
 
 from __future__ import annotations
@@ -457,7 +459,35 @@ def updater_convergence(rng: random.Random, workloads: int, passes: int) -> str:
         f"{workloads} workloads ({down} with the webhook down) x {passes} passes: {total} actions, "
         f"{twice} on a pod acted on before, {touched} workloads with a replacement acted on (webhook up), "
         f"{evicted_replacements} replacements evicted, at most {worst:g} actions per running pod"
+        f"\n{'':<14}{updater_alternating(max(1, workloads // 10), passes)}"
     )
+
+
+def updater_alternating(workloads: int, passes: int) -> str:
+    """The probe's flapping Recommendation (1000m/1Gi <-> 25m/32Mi, a pass apart; template 100m/128Mi,
+    two pods each, half recreate and half in-place-or-recreate): actions per workload over the passes.
+    Drives the sim through what every version of it has, so the same bench measures older code too."""
+    from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
+    from tests.unit.updater.sim import PASS_INTERVAL, SimCluster, created, simple_rec
+
+    flapping = (simple_rec({"cpu": "1000m", "memory": "1Gi"}), simple_rec({"cpu": "25m", "memory": "32Mi"}))
+    template = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+    counts: dict[str, list[int]] = {"recreate": [], "in-place-or-recreate": []}
+    for i in range(workloads):
+        mode = list(counts)[i % 2]
+        sim = created(SimCluster(template, flapping[0], mode), 2, [template])
+        updater = sim.updater()
+        holder = updater.snapshots
+        assert isinstance(holder, SnapshotHolder)
+        for k in range(passes):
+            rec = flapping[k % 2]
+            holder.swap(RecommendationSnapshot.of([rec], sim.now))
+            sim.rec, sim.admitter = rec, SimCluster(template, rec).admitter  # replacements get it too
+            sim.now += PASS_INTERVAL
+            updater.run_once()
+        counts[mode].append(len(sim.actions))
+    shown = ", ".join(f"{mode} {sum(n) / len(n):g} (at most {max(n)})" for mode, n in counts.items() if n)
+    return f"alternating recommendation, {workloads} workloads of 2 pods x {passes} passes: actions {shown}"
 
 
 # --- the table ------------------------------------------------------------------------------------
@@ -481,6 +511,188 @@ def table(phases: Sequence[Phase]) -> str:
     return "\n".join(lines)
 
 
+# --- recommender cases (--recommender-cases) -------------------------------------------------------
+# Run: .venv/bin/python bench/bench_hostile.py --recommender-cases trickle (or all): one line per case.
+# `podsizer` runs from this file's tree (PYTHONPATH=ROOT), so a copy of this file in an old worktree measures
+# the old code with the same venv.
+
+TRICKLE_EVERY_S = 2.5  # a header byte every 2.5 s: what the probe of issue 32 sent
+
+
+def podsizer_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from podsizer.cli import main; raise SystemExit(main())", *args]
+
+
+def podsizer_env(**settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODSIZER_")}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    return env | {"PYTHONPATH": str(ROOT)} | {f"PODSIZER_{k.upper()}": v for k, v in settings.items()}
+
+
+def trickle_recommend(url: str, cap_s: float) -> str:
+    """`podsizer recommend` with PODSIZER_PROMETHEUS_TIMEOUT_SECONDS=4: its wall time and how it ended."""
+    argv = podsizer_argv("recommend", "--source=prometheus", f"--prometheus-url={url}", "--no-progress")
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=cap_s,
+            env=podsizer_env(prometheus_timeout_seconds="4"),
+        )
+    except subprocess.TimeoutExpired:
+        return f"recommend (timeout 4s): still running after {cap_s:.0f}s (killed)"
+    last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+    clear = "timed out" in done.stderr and "within 4s" in done.stderr and "Traceback" not in done.stderr
+    took = time.monotonic() - t0
+    return f"recommend (timeout 4s): {took:.1f}s, exit {done.returncode}, clear error: {clear}: {last[:160]}"
+
+
+def trickle_sigterm(server: Any, timeout_s: int, tmp: Path, cap_s: float) -> str:
+    """The time SIGTERM takes to stop `podsizer run` 1 s into a trickled read (timeout `timeout_s`)."""
+    settings = {"prometheus_timeout_seconds": str(timeout_s), "metrics_port": "0", "incremental": "false"}
+    argv = podsizer_argv("run", "--source=prometheus", f"--prometheus-url={server.url}")
+    argv += ["--store=json", f"--store-file={tmp / 'recs.json'}"]
+    import signal
+
+    proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL, env=podsizer_env(**settings))
+    try:
+        before = server.accepted
+        ends = time.monotonic() + cap_s
+        while (server.accepted == before or server.answering == 0) and time.monotonic() < ends:
+            if proc.poll() is not None:
+                return f"timeout {timeout_s}s: `run` exited {proc.returncode} before the read began"
+            time.sleep(0.05)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=cap_s)
+        except subprocess.TimeoutExpired:
+            return f"timeout {timeout_s}s: not stopped {cap_s:.0f}s after SIGTERM (killed)"
+        return f"timeout {timeout_s}s: {time.monotonic() - t0:.1f}s (exit {proc.returncode})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def trickle_case(cap_s: float = 150.0) -> str:
+    """A Prometheus that trickles its header bytes: `recommend`'s wall time and error, and how long SIGTERM
+    takes to stop `run` in the middle of a trickled read."""
+    from tests.support.trickle import TrickleServer
+
+    with tempfile.TemporaryDirectory() as tmp, TrickleServer(TRICKLE_EVERY_S, "headers", cap_s * 2) as server:
+        recommend = trickle_recommend(server.url, cap_s)
+        stops = [trickle_sigterm(server, t, Path(tmp), cap_s) for t in (4, 60)]
+    return f"{recommend}\n{'':<13} SIGTERM during a trickled read of `run`: {'; '.join(stops)}"
+
+
+def _spiked_week(end: float) -> Any:
+    """A week at 60 s: shop/web's working set near 100 MiB (p99 about 112 MiB) with two 3 TiB scrapes;
+    shop/glitch's three replicas each with 2 TiB at the same two scrapes (one bad scrape of a node)."""
+    import numpy as np
+
+    from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
+
+    mi = 2.0**20
+    ts = np.arange(end - 7 * 86400, end + 1, 60.0)
+    rng = np.random.default_rng(32)
+
+    def memory(spike: float, at: list[int]) -> Any:
+        wave = 1.0 + 0.08 * np.sin(np.arange(ts.size) * 2 * np.pi / 1440)
+        values = np.round(100 * mi * wave * rng.uniform(0.97, 1.03, ts.size))
+        values[at] = spike
+        return values
+
+    pods = [PodInfo("shop", "web-5f8b-a", "node-1", "ReplicaSet", "web-5f8b")]
+    series = [
+        ContainerSamples(
+            "shop", "web-5f8b-a", "app", ts, np.full(ts.size, 0.2), memory(3.0 * 2**40, [900, 7000])
+        )
+    ]
+    for i in range(3):
+        pods.append(PodInfo("shop", f"glitch-7c9d-{i}", "node-2", "ReplicaSet", "glitch-7c9d"))
+        glitch = memory(2.0 * 2**40, [3000, 3001])
+        series.append(ContainerSamples("shop", f"glitch-7c9d-{i}", "app", ts, np.full(ts.size, 0.2), glitch))
+    owners = (
+        OwnerLink("shop", "ReplicaSet", "web-5f8b", "Deployment", "web"),
+        OwnerLink("shop", "ReplicaSet", "glitch-7c9d", "Deployment", "glitch"),
+    )
+    start = datetime_of(ts[0])
+    return RawDataset(start, datetime_of(end), tuple(pods), owners, tuple(series))
+
+
+def datetime_of(t: float) -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(float(t), UTC)
+
+
+def spike_case() -> str:
+    """Bad scrapes in a real Prometheus (_spiked_week): the memory request `podsizer recommend` gives each
+    workload, by remote read and by range queries (the honest level is about 130Mi)."""
+    from tests.integration.prometheus.server import running_prometheus
+    from tests.support.openmetrics import backfill, write_dataset
+
+    end = float(int(time.time()) // 3600 * 3600)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        files = write_dataset(_spiked_week(end), Path(tmp) / "om", workers=2)
+        backfill(files, Path(tmp) / "data", workers=2, promtool="/usr/bin/promtool")
+        with running_prometheus(Path(tmp) / "data", retention_days=9) as server:
+            for read in ("remote-read", "query"):
+                argv = podsizer_argv("recommend", "--source=prometheus", f"--prometheus-url={server.url}")
+                env = podsizer_env(prometheus_read=read)
+                done = subprocess.run([*argv, "--no-progress", "-o", "json"], capture_output=True, env=env)
+                items = json.loads(done.stdout)["items"] if done.returncode == 0 else []
+                got = {
+                    i["spec"]["targetRef"]["name"]: i["status"]["containers"][0]["requests"] for i in items
+                }
+                shown = ", ".join(f"{w} {got.get(w, {}).get('memory', '-')}" for w in ("web", "glitch"))
+                out.append(f"{read}: {shown}")
+    return "memory requests: " + "; ".join(out)
+
+
+def bomb_case(series: int = 300, window_days: int = 1) -> str:
+    """A remote-read endpoint answering decompression bombs (tests/support/steady_prometheus.py): `podsizer
+    recommend`'s peak RSS (wait4) and wall time on honest data (chunks of 120 samples 15 s apart), a naive
+    bomb (chunks of 65,535 samples: 16 KB each) and a plausible one (chunks of the most samples a chunk may
+    declare, one a second), each of `series` series, with the ratio to honest. BENCH_PODSIZER_ROOT names
+    another checkout whose `podsizer` runs (an old worktree, this venv)."""
+    from tests.support import steady_prometheus as fake
+
+    root = Path(os.environ.get("BENCH_PODSIZER_ROOT", ROOT))
+    shown, honest = [], 0
+    for chunks in (fake.HONEST, fake.NAIVE_BOMB, fake.PLAUSIBLE_BOMB):
+        with fake.SteadyPrometheus(series, chunks) as server:
+            flags = ("--window-days", str(window_days), "--allow-empty")
+            ran = fake.recommend(server.url, root, *flags, timeout=1800)
+        honest = honest or ran.rss_bytes
+        said = (ran.stderr.strip().splitlines() or [""])[-1]
+        ended = "read" if ran.status == 0 else f"exit {ran.status}: {said.split(' with ')[-1][:90]}"
+        rss = f"{ran.rss_bytes / 2**20:.0f} MB ({ran.rss_bytes / honest:.2f}x)"
+        shown.append(f"{chunks.name}: peak RSS {rss}, {ran.seconds:.1f} s, {ended}")
+    rows = "\n".join(f"{'':<14}{row}" for row in shown)
+    return f"{series} series x {window_days} day, code {root}\n{rows}"
+
+
+RECOMMENDER_CASES: dict[str, Callable[[], str]] = {
+    "trickle": trickle_case,
+    "spike": spike_case,
+    "bomb": bomb_case,
+}
+
+
+def recommender_cases(names: str) -> int:
+    """Runs the named recommender cases (comma-separated; "all": every one) and prints one line each."""
+    chosen = list(RECOMMENDER_CASES) if names == "all" else [n for n in names.split(",") if n]
+    for name in chosen:
+        print(f"{name:<13} {RECOMMENDER_CASES[name]()}", flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -492,7 +704,14 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=2000, help="pods of the reinvocation case")
     parser.add_argument("--workloads", type=int, default=200, help="workloads of the updater case")
     parser.add_argument("--passes", type=int, default=10, help="updater passes per workload")
+    parser.add_argument(
+        "--recommender-cases",
+        default="",
+        help=f"comma-separated recommender cases to run instead ({', '.join(RECOMMENDER_CASES)}, or all)",
+    )
     args = parser.parse_args()
+    if args.recommender_cases:
+        return recommender_cases(args.recommender_cases)
     rng = random.Random(28)
     cases = [random_case(rng, i) for i in range(args.pods)]
     chosen = [a for a in args.only.split(",") if a]

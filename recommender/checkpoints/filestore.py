@@ -6,7 +6,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from podsizer.cappedfile import FileRefused, read_capped
 from recommender.checkpoints.base import BlobKey, CheckpointStoreError, ReadResult, WriteResult
+from recommender.model.checkpoint import MAX_BYTES, MAX_STATES
 from recommender.tempfiles import atomic_write, remove_stale_writes
 
 
@@ -35,10 +37,15 @@ class FileCheckpointStore:
         return f"FileCheckpointStore({str(self.path)!r})"
 
     def read(self) -> ReadResult:
+        """The blob; a file that is not a regular one or is larger than any checkpoint (MAX_BYTES) is not
+        read (CheckpointStoreError)."""
+        cap = f"the {MAX_BYTES} bytes a checkpoint of {MAX_STATES} states may take"
         try:
-            data = self.path.read_bytes()
+            data = read_capped(self.path, MAX_BYTES, cap, "a checkpoint")
         except FileNotFoundError:
             return ReadResult(blobs={})
+        except FileRefused as exc:
+            raise CheckpointStoreError(f"cannot read the checkpoint: {exc}") from exc
         except OSError as exc:
             raise CheckpointStoreError(f"{self.path}: cannot read the checkpoint: {_why(exc)}") from exc
         return ReadResult(blobs={None: data})

@@ -28,8 +28,9 @@ NO_SERIES = "no container CPU or memory series in the window"
 class Quantiles:
     """Summary of a sample distribution (same unit as the samples).
 
-    second_max and min are optional (None: not computed): the next-highest sample and the lowest one, which
-    let sizing tell an isolated spike (max far above second_max) or negative samples from real usage.
+    second_max, third_max and min are optional (None: not computed or too few samples): the next-highest
+    samples (at distinct times, where the source tells them apart) and the lowest one, which let sizing
+    tell a peak few scrapes support (recommender.sizing.robust) or negative samples from real usage.
     """
 
     p50: float
@@ -40,6 +41,7 @@ class Quantiles:
     mean: float
     second_max: float | None = None
     min: float | None = None
+    third_max: float | None = None
 
     @staticmethod
     def of(values: FloatArray) -> Quantiles:
@@ -48,7 +50,7 @@ class Quantiles:
         if finite.size == 0:
             raise ValueError("no finite samples")
         p50, p90, p95, p99 = np.quantile(finite, [0.5, 0.9, 0.95, 0.99])
-        second = np.partition(finite, -2)[-2] if finite.size > 1 else finite[0]
+        top = np.sort(np.partition(finite, -3)[-3:] if finite.size > 3 else finite)[::-1]
         return Quantiles(
             float(p50),
             float(p90),
@@ -56,8 +58,9 @@ class Quantiles:
             float(p99),
             float(finite.max()),
             float(finite.mean()),
-            second_max=float(second),
+            second_max=float(top[1] if top.size > 1 else top[0]),
             min=float(finite.min()),
+            third_max=float(top[2]) if top.size > 2 else None,
         )
 
 
@@ -73,7 +76,7 @@ class TimeSeries:
         return int(self.values.size)
 
 
-SampleRule = Literal["negative", "non-finite", "above-allocatable"]
+SampleRule = Literal["negative", "non-finite", "above-allocatable", "above-limit"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,9 @@ class ContainerUsage:
     request_mix: tuple[RequestSet, ...] = ()
     """The requests its pods had, most pods first, when they differ (recommender.model.request_mix);
     `current_requests` is the newest pod's; () or one set: the pods agree (or the source cannot tell)."""
+    cpu_resets: int = 0
+    """Resets of the CPU counter among the window's raw samples (0 where the source cannot tell): many are
+    a counter not to be trusted (recommender.sizing.confidence)."""
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,20 @@ A state record: key (u16 length + JSON [cluster, namespace, kind, name, containe
 cpu_peak, memory_peak, first_seen, last_seen f64 | samples i64 | newest_day i64 | days_mask u64 | OOM kills
 (u16 count, then at, bytes f64 each) | the cpu, memory, gpu activity and gpu framebuffer histograms,
 each: present u8, then reference f64 | buckets u16 | bucket indices u16[] | weights f32[] (sparse) |
-daily peaks f64[4 x PEAK_DAYS] | newest_hour i64 | hourly demand and samples f32[3 x DEMAND_HOURS] |
-facts (u32 length + JSON) | daily CPU points f32[DAY_ROWS x PEAK_DAYS] | open days (u8 count, then each:
-day i64, hours seen u32, its undecayed CPU histogram as above).
+daily top samples f64[2 PEAK_TOP x PEAK_DAYS], then their times f64[2 PEAK_TOP x PEAK_DAYS] |
+newest_hour i64 | hourly demand, samples and CPU counter resets f32[HOURLY_ROWS x DEMAND_HOURS] | facts
+(u32 length + JSON) | daily CPU points f32[DAY_ROWS x PEAK_DAYS] | open days (u8 count, then each: day
+i64, hours seen u32, its undecayed CPU histogram as above). Version 4 (daily top three with times, hourly
+resets) replaced version 3 (daily top two): a version 3 checkpoint is refused as any other version, and
+the recommender reads the window again.
 
-Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum
-or content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs
-the reason and rebuilds from the source. Decompression is bounded: no field longer than its limit
-(MAX_KEY_BYTES, MAX_OOMS_READ, a histogram's bucket count, MAX_FACTS_BYTES) is ever inflated, so at most
-one field lies uncompressed in memory. Writing never stores a non-finite value: an infinite peak or
-demand hour (a float32 overflow of an absurd sample) is written as NaN (no value), an infinite request
-or limit is left out, a weight is held under float32's largest.
+Loading refuses (CheckpointError, whose subclass names why) a truncated, corrupt (bad magic, checksum or
+content), other-version or other-settings checkpoint, and returns nothing partial: the caller logs the reason
+and rebuilds from the source. Decompression is bounded: no field longer than its limit (MAX_KEY_BYTES,
+MAX_OOMS_READ, a histogram's bucket count, MAX_FACTS_BYTES) is ever inflated, so at most one field lies
+uncompressed in memory, and no more than MAX_STATES states are read. Writing never stores a non-finite value:
+an infinite peak or demand hour (a float32 overflow of an absurd sample) is written as NaN (no value), an
+infinite request or limit is left out, a weight is held under float32's largest.
 
 Trust: the checksum detects damage, not forgery (it is not keyed). Who can write a checkpoint decides
 what the recommender starts from, so only the recommender may: the file's permissions, or, in a cluster,
@@ -54,7 +57,9 @@ from recommender.model.histogram import (
 from recommender.model.usage_state import (
     DAY_ROWS,
     DEMAND_HOURS,
+    HOURLY_ROWS,
     PEAK_DAYS,
+    PEAK_TOP,
     Facts,
     OomEvent,
     StateKey,
@@ -62,7 +67,7 @@ from recommender.model.usage_state import (
 )
 
 MAGIC = b"PSZUSAGE"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _HEAD = struct.Struct("<8sHI")  # magic, version, settings length
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
@@ -72,6 +77,14 @@ _DIGEST = 16
 MAX_KEY_BYTES = 4096  # the JSON key of a state: names Kubernetes limits to a few hundred characters
 MAX_OOMS_READ = 1024  # a state keeps MAX_OOMS; more is not a checkpoint of ours
 MAX_FACTS_BYTES = 1 << 20  # pod labels (and annotations) are within the apiserver's 256 KiB
+MAX_STATES = 200_000
+"""The most states a checkpoint may declare: 20x the 10,000 containers a cluster is benchmarked at, with
+their templates. A state takes 8-12 KiB once read whatever it held (its fixed arrays), so the count, not
+the compressed size, bounds what reading costs: a checkpoint declaring more is refused before any state
+is read."""
+MAX_BYTES = MAX_STATES * 4096
+"""The most bytes a checkpoint may take (a state's record takes 1.5 to 3 KiB compressed): a file store reads
+no more."""
 _F4_MAX = float(np.finfo(np.float32).max)
 SCHEMES = (CPU_BUCKETS, MEMORY_BUCKETS, ACTIVITY_BUCKETS, FRAMEBUFFER_BUCKETS)
 """The histograms of a state in record order: cpu, memory, gpu activity, gpu framebuffer."""
@@ -107,7 +120,7 @@ class CheckpointSettings:
     buckets: tuple[str, ...] = tuple(s.describe() for s in SCHEMES)
     source: str = ""
     """What the state was read from and how (recommender.incremental's fingerprint); "" in tests."""
-    layout: str = f"peak_days={PEAK_DAYS}:hourly=3x{DEMAND_HOURS}:day_cpu={DAY_ROWS}"
+    layout: str = f"peak_days={PEAK_DAYS}x{PEAK_TOP}:hourly={HOURLY_ROWS}x{DEMAND_HOURS}:day_cpu={DAY_ROWS}"
 
     def encode(self) -> bytes:
         """Canonical JSON (sorted keys)."""
@@ -145,6 +158,7 @@ def _record(key: StateKey, s: UsageState) -> bytes:
     facts = _facts_json(s.facts)
     tail = [
         _finite(s.day_peaks, "<f8"),
+        _finite(s.day_peak_at, "<f8"),
         _I64.pack(s.newest_hour),
         _finite(s.demand, "<f4"),
         _U32.pack(len(facts)),
@@ -310,9 +324,10 @@ def _read_state(r: _Reader, half_life_s: float | None) -> tuple[StateKey, UsageS
     state.gpu_activity, state.gpu_framebuffer = act, fb
     state.cpu_peak, state.memory_peak, state.first_seen, state.last_seen = cpu_peak, mem_peak, first, last
     state.samples, state.newest_day, state.days_mask, state.ooms = int(samples), int(day), int(mask), ooms
-    state.day_peaks = _floats(r, (4, PEAK_DAYS), "<f8")
+    state.day_peaks = _floats(r, (2 * PEAK_TOP, PEAK_DAYS), "<f8")
+    state.day_peak_at = _floats(r, (2 * PEAK_TOP, PEAK_DAYS), "<f8")
     (state.newest_hour,) = map(int, r.unpack(_I64))
-    state.demand = _floats(r, (3, DEMAND_HOURS), "<f4").astype(np.float32)
+    state.demand = _floats(r, (HOURLY_ROWS, DEMAND_HOURS), "<f4").astype(np.float32)
     (facts_len,) = r.unpack(_U32)
     if int(facts_len) > MAX_FACTS_BYTES:
         raise CorruptCheckpoint(f"facts of {facts_len} bytes (at most {MAX_FACTS_BYTES})")
@@ -353,6 +368,8 @@ def _checked_body(data: bytes, expected: CheckpointSettings) -> tuple[int, memor
     if len(data) < at + _COUNTS.size:
         raise TruncatedCheckpoint("ends inside the header")
     count, body_len = _COUNTS.unpack_from(data, at)
+    if count > MAX_STATES:
+        raise CorruptCheckpoint(f"declares {count} states, more than the {MAX_STATES} a checkpoint may hold")
     end = at + _COUNTS.size + body_len
     if len(data) < end + _DIGEST:
         raise TruncatedCheckpoint(f"{len(data)} bytes, the header says {end + _DIGEST}")

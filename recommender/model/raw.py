@@ -54,6 +54,9 @@ class ContainerSamples:
     cpu_cores: FloatArray
     memory_bytes: FloatArray
     samples: int | None = None
+    cpu_resets: int = 0
+    """Decreases of the CPU counter among the raw samples behind the series (each a reset); 0 where the
+    source cannot tell (range queries: Prometheus' rate() hides them)."""
 
 
 @dataclass(frozen=True, eq=False)

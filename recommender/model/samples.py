@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
@@ -17,8 +17,8 @@ import numpy.typing as npt
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
 from podsizer.subject import Subject
-from recommender.model import ActivitySignal, FloatArray
-from recommender.model.raw import ContainerSamples, GpuSamples, RawDataset
+from recommender.model import ActivitySignal, FloatArray, SampleRule
+from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
 from recommender.model.timegrid import bucket_mean
 
 Resolver = Callable[[str, str], WorkloadRef | Skipped]
@@ -44,43 +44,87 @@ def _chunks(groups: Iterable[list[int]], rows: int = 256) -> Iterator[list[int]]
 
 _RESOURCES = ("cpu", "memory")
 _FINITE_MAX = float(np.finfo(np.float64).max)
+LIMIT_SLACK = 1.01
+"""How far above the container's memory limit a working-set sample may be before it is impossible: the
+cgroup holds the working set under the limit; the slack covers rounding, never a bad scrape."""
 
 
 def largest_allocatable(raw: RawDataset) -> dict[str, float]:
     """The largest cpu and memory allocatable over the nodes that report it (nothing above can be used)."""
     out: dict[str, float] = {}
+    for node in node_allocatable(raw).values():
+        for resource, value in node.items():
+            out[resource] = max(out.get(resource, 0.0), value)
+    return out
+
+
+def node_allocatable(raw: RawDataset) -> dict[str, dict[str, float]]:
+    """Each node's finite, positive cpu and memory allocatable, by node name."""
+    out: dict[str, dict[str, float]] = {}
     for node in raw.nodes:
         for resource in _RESOURCES:
             value = node.allocatable.get(resource)
             if value is not None and math.isfinite(value) and value > 0:
-                out[resource] = max(out.get(resource, 0.0), value)
+                out.setdefault(node.name, {})[resource] = value
     return out
 
 
-def masked(
-    s: ContainerSamples, top: dict[str, float], counts: dict[tuple[str, str], int]
-) -> ContainerSamples:
-    """The series with impossible samples turned into gaps (NaN), each counted in `counts` by rule."""
+@dataclass(frozen=True)
+class SampleCeilings:
+    """The most a container's samples can physically be (cores, bytes; inf: unknown), and the rule a
+    memory sample above its ceiling breaks."""
+
+    cpu: float = math.inf
+    memory: float = math.inf
+    memory_rule: SampleRule = "above-allocatable"
+
+    def of(self, resource: str) -> float:
+        return self.cpu if resource == "cpu" else self.memory
+
+
+@dataclass(frozen=True)
+class Allocatable:
+    """The nodes' allocatable as the sample rule reads it: per node, and the largest node's."""
+
+    nodes: Mapping[str, Mapping[str, float]]
+    largest: Mapping[str, float]
+
+    @staticmethod
+    def of(raw: RawDataset) -> Allocatable:
+        return Allocatable(node_allocatable(raw), largest_allocatable(raw))
+
+    def ceilings(self, pod: PodInfo | None, container: str) -> SampleCeilings:
+        """A container's SampleCeilings: its node's allocatable (the largest node's when its node is not
+        known), and for memory its own limit (plus LIMIT_SLACK) where that is lower."""
+        node = self.nodes.get(pod.node, self.largest) if pod is not None else self.largest
+        cpu, memory = node.get("cpu", math.inf), node.get("memory", math.inf)
+        limit = pod.limits.get(container, {}).get("memory") if pod is not None else None
+        if limit is not None and math.isfinite(limit) and 0 < limit * LIMIT_SLACK < memory:
+            return SampleCeilings(cpu, limit * LIMIT_SLACK, "above-limit")
+        return SampleCeilings(cpu, memory)
+
+
+def masked(s: ContainerSamples, top: SampleCeilings, counts: dict[tuple[str, str], int]) -> ContainerSamples:
+    """The series with impossible samples (negative, infinite, above `top`) turned into gaps (NaN), each
+    counted in `counts` by rule."""
     arrays = {"cpu": s.cpu_cores, "memory": s.memory_bytes}
     changed = False
     for resource, a in arrays.items():
-        if a.size == 0 or (np.fmin.reduce(a) >= 0 and np.fmax.reduce(a) <= top.get(resource, _FINITE_MAX)):
+        ceiling = top.of(resource)
+        if a.size == 0 or (np.fmin.reduce(a) >= 0 and np.fmax.reduce(a) <= min(ceiling, _FINITE_MAX)):
             continue  # the usual case, in two reductions that skip NaN gaps and allocate nothing
         infinite = np.isinf(a)
         with np.errstate(invalid="ignore"):
             negative = a < 0
-            above = (a > top[resource]) & ~infinite if resource in top else np.zeros_like(infinite)
+            above = (a > ceiling) & ~infinite
         bad = infinite | negative | above
         if not bad.any():
             continue
-        for rule, mask in (
-            ("non-finite", infinite & ~negative),
-            ("negative", negative),
-            ("above-allocatable", above),
-        ):
+        rule = top.memory_rule if resource == "memory" else "above-allocatable"
+        for name, mask in (("non-finite", infinite & ~negative), ("negative", negative), (rule, above)):
             n = int(np.count_nonzero(mask))
             if n:
-                counts[(resource, rule)] = counts.get((resource, rule), 0) + n
+                counts[(resource, name)] = counts.get((resource, name), 0) + n
         arrays[resource] = np.where(bad, np.nan, a)
         changed = True
     return replace(s, cpu_cores=arrays["cpu"], memory_bytes=arrays["memory"]) if changed else s

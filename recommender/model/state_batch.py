@@ -12,7 +12,16 @@ import numpy.typing as npt
 
 from recommender.model import FloatArray
 from recommender.model.histogram import Histogram, _decay
-from recommender.model.usage_state import DAY_S, HOUR_S, UsageState
+from recommender.model.usage_state import (
+    CPU_PEAKS,
+    CPU_RESETS,
+    DAY_S,
+    HOUR_S,
+    MEMORY_PEAKS,
+    PEAK_TOP,
+    Peak,
+    UsageState,
+)
 
 Matrix = npt.NDArray[np.float64]
 
@@ -31,26 +40,53 @@ def _groups(states: Sequence[UsageState]) -> tuple[list[UsageState], npt.NDArray
     return distinct, of_row
 
 
-def _top_two(m: Matrix, cols: npt.NDArray[np.bool_]) -> Matrix:
-    """Each row's two highest finite values among `cols` (NaN where fewer): shape (rows, 2)."""
-    sub = m[:, cols]
+def _row_tops(m: Matrix, cols: npt.NDArray[np.bool_]) -> tuple[Matrix, npt.NDArray[np.intp]]:
+    """Each row's PEAK_TOP highest finite values among `cols`, highest first (earlier first on ties), and
+    their column indexes in `m` (-inf where fewer): shapes (rows, PEAK_TOP). A partition finds each row's
+    PEAK_TOP-th value, so only the few samples at or above it are sorted."""
+    at = np.flatnonzero(cols)
+    sub = m[:, at]
     sub = np.where(np.isfinite(sub), sub, -np.inf)
-    # the two highest, in order: a partition (linear), not a sort
-    sub = np.partition(sub, -2, axis=1)[:, -2:] if sub.shape[1] > 2 else np.sort(sub, axis=1)
-    if sub.shape[1] == 1:
-        sub = np.concatenate([np.full((sub.shape[0], 1), -np.inf), sub], axis=1)
-    return np.where(np.isinf(sub), np.nan, sub)
+    if sub.shape[1] < PEAK_TOP:
+        sub = np.concatenate([sub, np.full((sub.shape[0], PEAK_TOP - sub.shape[1]), -np.inf)], axis=1)
+        at = np.concatenate([at, np.zeros(PEAK_TOP - at.size, dtype=np.intp)])
+    kth = np.partition(sub, -PEAK_TOP, axis=1)[:, -PEAK_TOP, None]
+    chosen = sub >= kth
+    tied = np.flatnonzero(chosen.sum(axis=1) > PEAK_TOP)  # the PEAK_TOP-th value more than once
+    if tied.size:
+        above, at_kth = sub[tied] > kth[tied], sub[tied] == kth[tied]
+        wanted = PEAK_TOP - above.sum(axis=1, keepdims=True)
+        chosen[tied] = above | (at_kth & (np.cumsum(at_kth, axis=1) <= wanted))  # the earliest tied
+    picked = np.nonzero(chosen)[1].reshape(-1, PEAK_TOP)  # PEAK_TOP a row, in column order
+    values = np.take_along_axis(sub, picked, axis=1)
+    order = np.argsort(-values, axis=1, kind="stable")
+    return np.take_along_axis(values, order, axis=1), at[np.take_along_axis(picked, order, axis=1)]
 
 
-def _group_top_two(tops: Matrix, starts: npt.NDArray[np.intp]) -> list[list[float]]:
-    """Each group's [highest, second] among its rows' two highest (rows grouped from `starts`; -inf:
-    none), one sort of all values by group then value."""
-    values = np.where(np.isnan(tops), -np.inf, tops).ravel()
-    ends = 2 * np.append(starts[1:], tops.shape[0])
-    group = np.repeat(np.arange(starts.size), np.diff(np.append(2 * starts, ends[-1])))
-    ranked = values[np.lexsort((values, group))]
-    pairs: list[list[float]] = np.stack([ranked[ends - 1], ranked[ends - 2]], axis=1).tolist()
-    return pairs
+def _group_tops(
+    tops: tuple[Matrix, npt.NDArray[np.intp]], starts: npt.NDArray[np.intp], ts: FloatArray
+) -> list[list[Peak]]:
+    """Each group's PEAK_TOP highest samples at distinct times (usage_state.top_distinct's rule) among its
+    rows' highest (rows grouped from `starts`), as (value, time): one sort of all candidates."""
+    values, cols = tops
+    rows = values.shape[0]
+    group = np.repeat(np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows))), PEAK_TOP)
+    v, c = values.ravel(), cols.ravel()
+    real = v > -np.inf
+    group, v, c = group[real], v[real], c[real]
+    by_time = np.lexsort((-v, c, group))  # the highest of each (group, time) first
+    group, v, c = group[by_time], v[by_time], c[by_time]
+    first = np.ones(v.size, dtype=bool)
+    first[1:] = (group[1:] != group[:-1]) | (c[1:] != c[:-1])
+    group, v, c = group[first], v[first], c[first]
+    ranked = np.lexsort((c, -v, group))  # per group: highest first, earlier first on ties
+    group, v, c = group[ranked], v[ranked], c[ranked]
+    rank = np.arange(v.size) - np.searchsorted(group, group)
+    keep = rank < PEAK_TOP
+    out: list[list[Peak]] = [[] for _ in range(starts.size)]
+    for g, value, t in zip(group[keep].tolist(), v[keep].tolist(), ts[c[keep]].tolist(), strict=True):
+        out[g].append((value, t))
+    return out
 
 
 def _histograms(
@@ -99,25 +135,32 @@ def _per_hour(
 
 
 def add_rows(
-    states: Sequence[UsageState], ts: FloatArray, cpu: Matrix, mem: Matrix, samples: Sequence[int | None]
+    states: Sequence[UsageState],
+    ts: FloatArray,
+    cpu: Matrix,
+    mem: Matrix,
+    samples: Sequence[int | None],
+    resets: Sequence[int] = (),
 ) -> None:
     """Row i (CPU and memory over `ts`, a grid in time order as a query's; NaN: a gap; `samples[i]` raw
-    samples behind it, None: one per point with a value) into states[i], as states[i].add_samples would
-    add it."""
+    samples behind it, None: one per point with a value; `resets[i]` the CPU counter's resets among them,
+    () none) into states[i], as states[i].add_samples would add it."""
     seen = np.isfinite(cpu) | np.isfinite(mem)
     points = seen.sum(axis=1)
     distinct, of_row = _groups(states)
     raw = np.array([p if n is None else n for p, n in zip(points.tolist(), samples, strict=True)], float)
+    reset = np.array(resets, dtype=float) if resets else np.zeros(len(states))
     order = np.argsort(of_row, kind="stable")
     order = order[points[order] > 0]  # rows by group, rows without a value left out
     if order.size == 0:
         return
-    cpu, mem, seen, points, raw, of_row = (
+    cpu, mem, seen, points, raw, reset, of_row = (
         cpu[order],
         mem[order],
         seen[order],
         points[order],
         raw[order],
+        reset[order],
         of_row[order],
     )
     groups = np.unique(of_row)
@@ -129,14 +172,16 @@ def add_rows(
     days, hours = np.floor(ts / DAY_S).astype(np.int64), np.floor(ts / HOUR_S).astype(np.int64)
     day_seen = np.logical_or.reduceat(seen, starts, axis=0)
     unique_hours, per_hour = _per_hour(seen, hours)
-    per_hour = per_hour * (raw / points)[:, None]
-    hour_counts = np.add.reduceat(per_hour, starts, axis=0).tolist()
+    hour_counts = np.add.reduceat(per_hour * (raw / points)[:, None], starts, axis=0).tolist()
+    hour_resets = (
+        np.add.reduceat(per_hour * (reset / points)[:, None], starts, axis=0) if reset.any() else None
+    )
     grid_days = np.unique(days).tolist()
     seen_on = np.stack([day_seen[:, days == d].any(axis=1) for d in grid_days], axis=1).tolist()
     tops = {
         d: (
-            _group_top_two(_top_two(cpu, days == d), starts),
-            _group_top_two(_top_two(mem, days == d), starts),
+            _group_tops(_row_tops(cpu, days == d), starts, ts),
+            _group_tops(_row_tops(mem, days == d), starts, ts),
         )
         for d in grid_days
     }
@@ -150,9 +195,12 @@ def add_rows(
         state.count_seen(lo, hi, [d for d, on in zip(grid_days, seen_on[k], strict=True) if on], int(total))
         for hour, n in zip(hours_seen, hour_counts[k], strict=True):
             state.count_hour(hour, n)
+        if hour_resets is not None:
+            for hour, n in zip(hours_seen, hour_resets[k].tolist(), strict=True):
+                state.count_hour(hour, n, CPU_RESETS)
         for d, (cpu_top, mem_top) in tops.items():
-            state.merge_day_top(d, 0, *cpu_top[k])
-            state.merge_day_top(d, 2, *mem_top[k])
+            state.merge_day_top(d, CPU_PEAKS, cpu_top[k])
+            state.merge_day_top(d, MEMORY_PEAKS, mem_top[k])
         state.cpu_peak = max(state.cpu_peak, cpu_peak[k])
         state.memory_peak = max(state.memory_peak, mem_peak[k])
     kept = [distinct[g] for g in groups.tolist()]

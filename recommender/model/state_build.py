@@ -32,11 +32,12 @@ from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawData
 from recommender.model.recency import DEFAULT as DEFAULT_RECENCY
 from recommender.model.recency import Recency, template_of
 from recommender.model.samples import (
+    Allocatable,
     Resolution,
     Resolver,
+    SampleCeilings,
     gpu_activity,
     hourly_means,
-    largest_allocatable,
     masked,
     memo,
     owner_graph,
@@ -81,6 +82,7 @@ def _fresh(s: ContainerSamples, after: float) -> ContainerSamples | None:
         s.cpu_cores[keep],
         s.memory_bytes[keep],
         None if s.samples is None else round(s.samples * share),
+        round(s.cpu_resets * share),
     )
 
 
@@ -91,7 +93,7 @@ def _add_series(
     state: UsageState,
     s: ContainerSamples,
     info: PodInfo | None,
-    top: dict[str, float],
+    top: SampleCeilings,
     batches: _Batches,
     plausible: bool,
 ) -> None:
@@ -126,7 +128,9 @@ def _add_batches(batches: _Batches) -> None:
     for members in batches.values():
         if len(members) == 1:
             state, m = members[0]
-            state.add_samples(m.timestamps, m.cpu_cores, m.memory_bytes, samples=m.samples)
+            state.add_samples(
+                m.timestamps, m.cpu_cores, m.memory_bytes, samples=m.samples, resets=m.cpu_resets
+            )
             continue
         add_rows(
             [state for state, _ in members],
@@ -134,14 +138,12 @@ def _add_batches(batches: _Batches) -> None:
             np.stack([m.cpu_cores for _, m in members]),
             np.stack([m.memory_bytes for _, m in members]),
             [m.samples for _, m in members],
+            [m.cpu_resets for _, m in members],
         )
 
 
 def _set_demand(
-    states: dict[StateKey, UsageState],
-    keyed: Iterable[tuple[StateKey, ContainerSamples]],
-    top: dict[str, float],
-    raw: RawDataset,
+    states: dict[StateKey, UsageState], keyed: Iterable[tuple[StateKey, ContainerSamples]], raw: RawDataset
 ) -> None:
     """Each state's hourly demand over the dataset: per series (masked already) the mean within each
     hour, summed."""
@@ -210,7 +212,7 @@ def build_states(
         res.workload(p.namespace, p.name)
     pods: _Pods = {(p.namespace, p.name): p for p in raw.pods}
     half = recency.half_life_s or None
-    top = largest_allocatable(raw)
+    allocatable = Allocatable.of(raw)
     states: dict[StateKey, UsageState] = {} if into is None else into
     demand: list[tuple[StateKey, ContainerSamples]] = []
     batches: _Batches = defaultdict(list)
@@ -222,6 +224,7 @@ def build_states(
         if state is None:
             state = states[key] = UsageState.empty(half)
         info = pods.get((s.namespace, s.pod))
+        top = allocatable.ceilings(info, s.container)
         whole = masked(s, top, {})  # implausible samples counted for the fresh part only, below
         if info is None or s.container not in info.init_containers:
             demand.append((key, whole))
@@ -229,13 +232,14 @@ def build_states(
         if fresh is not None:
             _add_series(state, fresh, info, top, batches, plausible=whole is s)
     _add_batches(batches)
-    _set_demand(states, demand, top, raw)
+    _set_demand(states, demand, raw)
     for o in raw.ooms:
         key = _key(res, pods, o.namespace, o.pod, o.container)
         if key is None or key not in states or not math.isfinite(o.memory_bytes):
             continue
         if o.at.timestamp() > own.get(key.workload, fresh_after):
-            states[key].add_oom(o.at.timestamp(), o.memory_bytes)
+            ceiling = allocatable.ceilings(pods.get((o.namespace, o.pod)), o.container).memory
+            states[key].add_oom(o.at.timestamp(), min(o.memory_bytes, ceiling))
     _add_gpus(states, raw.gpus, res, pods, (fresh_after, own), half)
     for state in states.values():
         state.close_days()  # every pod of this build is in: the days before each state's newest are whole

@@ -41,13 +41,16 @@ from recommender.model.recurrence import DayUsage, recurring
 from recommender.model.request_mix import request_mix
 from recommender.model.timegrid import bucket_count, present_sums
 from recommender.model.usage_state import (
+    CPU_RESETS,
     DAY_S,
     HOUR_S,
     PEAK_DAYS,
+    Peak,
     StateKey,
     UsageState,
     open_day_points,
     state_order,
+    top_distinct,
     workload_order,
 )
 
@@ -105,19 +108,26 @@ class ModelView:
     skipped: tuple[Skipped, ...]
 
 
-def _top_two(states: Iterable[UsageState], since: float) -> tuple[list[float], list[float]]:
-    """The two highest cpu and memory values of the window's days; for a window longer than the
-    PEAK_DAYS days held, each state's highest sample ever is a candidate for the highest too."""
-    cpu: list[float] = []
-    mem: list[float] = []
+def _window_tops(states: Iterable[UsageState], since: float) -> tuple[list[float], list[float]]:
+    """The PEAK_TOP highest cpu and memory samples of the window's days at distinct times (top_distinct),
+    highest first; for a window longer than the PEAK_DAYS days held, each state's highest sample ever
+    is a candidate too when it is above every held one (then it is from a day no longer held)."""
+    cpu: list[Peak] = []
+    mem: list[Peak] = []
     for s in states:
         c, m = s.window_peaks(since)
+        if s.newest_day - math.floor(since / DAY_S) >= PEAK_DAYS:
+            c += _older(s.cpu_peak, c)
+            m += _older(s.memory_peak, m)
         cpu += c
         mem += m
-        if s.newest_day - math.floor(since / DAY_S) >= PEAK_DAYS:
-            cpu += [s.cpu_peak] if math.isfinite(s.cpu_peak) else []
-            mem += [s.memory_peak] if math.isfinite(s.memory_peak) else []
-    return sorted(cpu)[-2:], sorted(mem)[-2:]
+    return [v for v, _ in top_distinct(cpu)], [v for v, _ in top_distinct(mem)]
+
+
+def _older(peak: float, held: list[Peak]) -> list[Peak]:
+    """The highest sample ever, as a sample of its own (time unknown: -inf), when above every held one."""
+    above = math.isfinite(peak) and all(peak > v for v, _ in held)
+    return [(peak, -math.inf)] if above else []
 
 
 _NO_QUANTILES = Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
@@ -125,13 +135,14 @@ _NO_QUANTILES = Quantiles(math.nan, math.nan, math.nan, math.nan, math.nan, math
 
 def _quantiles(points: FloatArray, mean: float, top: list[float]) -> Quantiles:
     """Quantiles from a histogram's p50, p90, p95, p99 and top-bucket value (NaN: empty) and the window's
-    two highest samples: each percentile at most the peak."""
+    highest samples at distinct times (highest first): each percentile at most the peak."""
     if math.isnan(points[0]):
         return _NO_QUANTILES
-    peak = top[-1] if top else float(points[4])
+    peak = top[0] if top else float(points[4])
     p50, p90, p95, p99 = (min(float(p), peak) for p in points[:4])
-    second = top[-2] if len(top) > 1 else peak
-    return Quantiles(p50, p90, p95, p99, peak, min(mean, peak), second_max=second)
+    second = top[1] if len(top) > 1 else peak
+    third = top[2] if len(top) > 2 else None
+    return Quantiles(p50, p90, p95, p99, peak, min(mean, peak), second_max=second, third_max=third)
 
 
 @dataclass(frozen=True)
@@ -188,7 +199,7 @@ def _usage(
         if rejected:
             why += f" ({sum(rejected.values())} rejected: negative, infinite or above node allocatable)"
         return Skipped(subject, why)
-    cpu_top, mem_top = _top_two(kept, since)
+    cpu_top, mem_top = _window_tops(kept, since)
     states = [s for _, s in members]
     newest = max(states, key=lambda s: s.facts.newest_pod_at)
     ooms = [p for s in kept if (p := s.oom_peak(since)) is not None]
@@ -201,6 +212,7 @@ def _usage(
         per_replica_cpu_cores=math.nan,
         per_replica_memory_bytes=math.nan,
         samples=sum(s.samples_since(since) for s in states),
+        cpu_resets=sum(s.samples_since(since, CPU_RESETS) for s in states),
         first_seen=_dt(max(first, since)),
         last_seen=_dt(max(s.last_seen for _, s in seen)),
         pods=sum(s.facts.pods for s in states),

@@ -6,8 +6,10 @@ the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence
   a Prometheus step's max_over_time, or a raw sample); gpu_activity (0..1) and gpu_framebuffer (MiB used)
   only for containers with GPUs. All decay alike (recommender.model.histogram).
 - cpu_peak / memory_peak: the largest sample ever added, unweighted (a peak is a peak however old);
-  day_peaks: the highest and second-highest cpu and memory sample of each of the PEAK_DAYS UTC days up to
-  the newest (a window's max and second max without its samples).
+  day_peaks / day_peak_at: the PEAK_TOP highest cpu and memory samples of each of the PEAK_DAYS UTC days
+  up to the newest, at distinct times, and their times: a window's top samples without its samples, as
+  recommender.sizing.robust needs them to tell a corroborated peak from one or two bad scrapes (samples
+  of several pods at one time are one scrape: the highest of them counts, `top_distinct`).
 - day_cpu: each of those days' CPU p50, p90, p95 and p99 (undecayed) and hours with samples
   (recommender.model.recurrence's input): a day's samples go into an undecayed histogram of that day
   (open_cpu, with the hours seen in open_hours) until `close_days` turns every day before the newest into
@@ -16,9 +18,9 @@ the counts, peaks, OOM kills, facts and hourly demand that sizing and confidence
   (a bitmap of the DAYS_KEPT days up to the newest one) are what confidence reads.
 - ooms: the OOM kills (time, working set), the newest MAX_OOMS.
 - facts: what the newest pod's spec says (requests, limits, labels), distinct pods and Jobs seen, samples
-  rejected by rule; hourly: the hourly mean of each pod summed over pods (demand, the forecast's input)
-  and the raw samples of each hour (a window's sample count), for the DEMAND_HOURS hours up to the
-  newest.
+  rejected by rule; hourly: the hourly mean of each pod summed over pods (demand, the forecast's input),
+  the raw samples of each hour (a window's sample count) and the CPU counter's resets among them (a reset
+  storm lowers confidence), for the DEMAND_HOURS hours up to the newest.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ PEAK_DAYS = 16
 HOUR_S = 3600.0
 DEMAND_HOURS = 24 * 8 + 1
 """Hours of demand kept (an 8-day window's; the forecast reads the window's demand)."""
+PEAK_TOP = 3
+"""Highest samples kept per day and resource: a peak is corroborated by the third-highest scrape."""
+CPU_PEAKS, MEMORY_PEAKS = 0, PEAK_TOP
+"""The first row of each resource's top samples in day_peaks and day_peak_at."""
+HOURLY_ROWS = 4
+RAW_SAMPLES, CPU_RESETS = 2, 3
+"""Rows of the hourly array after the demand's cpu (0) and memory (1): raw samples, CPU counter resets."""
 DAY_ROWS = 5
 """Rows of day_cpu: p50, p90, p95, p99, hours with samples."""
 DAY_QS = (0.5, 0.9, 0.95, 0.99)
@@ -166,7 +175,22 @@ def _bounded(names: frozenset[str]) -> frozenset[str]:
 
 
 def _empty_peaks() -> FloatArray:
-    return np.full((4, PEAK_DAYS), np.nan)
+    return np.full((2 * PEAK_TOP, PEAK_DAYS), np.nan)
+
+
+Peak = tuple[float, float]
+"""A sample as the daily peaks hold it: (value, time in epoch seconds)."""
+
+
+def top_distinct(peaks: Iterable[Peak], k: int = PEAK_TOP) -> list[Peak]:
+    """The k highest samples at distinct times, highest first (ties: earlier first): of several samples at
+    one time (pods of one workload scraped together) only the highest counts. Exact whatever the grouping:
+    the top k of top-k lists is the top k of their union."""
+    best: dict[float, float] = {}
+    for value, at in peaks:
+        if value > best.get(at, -math.inf):
+            best[at] = value
+    return sorted(((v, t) for t, v in best.items()), key=lambda p: (-p[0], p[1]))[:k]
 
 
 def _empty_days() -> F32:
@@ -174,7 +198,7 @@ def _empty_days() -> F32:
 
 
 def _empty_demand() -> F32:
-    return np.full((3, DEMAND_HOURS), np.nan, dtype=np.float32)
+    return np.full((HOURLY_ROWS, DEMAND_HOURS), np.nan, dtype=np.float32)
 
 
 @dataclass(slots=True, eq=False)
@@ -195,10 +219,13 @@ class UsageState:
     days_mask: int = 0
     half_life_s: float | None = field(default=None)
     day_peaks: FloatArray = field(default_factory=_empty_peaks)
-    """Rows: cpu highest, cpu second, memory highest, memory second; column k: newest_day - k."""
+    """Rows: the PEAK_TOP highest cpu samples (from CPU_PEAKS), then memory's (from MEMORY_PEAKS), highest
+    first; column k: newest_day - k (NaN: none)."""
+    day_peak_at: FloatArray = field(default_factory=_empty_peaks)
+    """The time (epoch seconds) of each sample of day_peaks."""
     demand: F32 = field(default_factory=_empty_demand)
-    """Rows: cpu cores, memory bytes (demand), raw samples; column k: hour newest_hour - DEMAND_HOURS + 1
-    + k."""
+    """Rows: cpu cores, memory bytes (demand), raw samples (RAW_SAMPLES), CPU counter resets (CPU_RESETS);
+    column k: hour newest_hour - DEMAND_HOURS + 1 + k."""
     newest_hour: int = -1
     facts: Facts = field(default_factory=Facts)
     day_cpu: F32 = field(default_factory=_empty_days)
@@ -248,8 +275,10 @@ class UsageState:
     def _shift_peaks(self, days: int) -> None:
         if days <= 0:
             return
-        kept = self.day_peaks[:, : max(0, PEAK_DAYS - days)]
-        self.day_peaks = np.concatenate([np.full((4, PEAK_DAYS - kept.shape[1]), np.nan), kept], 1)
+        kept = max(0, PEAK_DAYS - days)
+        pad = np.full((2 * PEAK_TOP, PEAK_DAYS - kept), np.nan)
+        self.day_peaks = np.concatenate([pad, self.day_peaks[:, :kept]], 1)
+        self.day_peak_at = np.concatenate([pad, self.day_peak_at[:, :kept]], 1)
         points = self.day_cpu[:, : max(0, PEAK_DAYS - days)]
         pad = np.full((DAY_ROWS, PEAK_DAYS - points.shape[1]), np.nan, dtype=np.float32)
         self.day_cpu = np.concatenate([pad, points], 1)
@@ -317,39 +346,47 @@ class UsageState:
         return out
 
     def add_day_peaks(self, timestamps: FloatArray, values: FloatArray, row: int) -> None:
-        """Folds each day's two highest finite values into rows (row, row + 1) (merge_day_top)."""
+        """Folds each day's PEAK_TOP highest finite values into the rows from `row` (merge_day_top)."""
         ok = np.isfinite(values)
         if not ok.any():
             return
-        days = np.floor(timestamps[ok] / DAY_S).astype(np.int64)
-        vals = values[ok]
+        ts, vals = timestamps[ok], values[ok]
+        days = np.floor(ts / DAY_S).astype(np.int64)
         for d in np.unique(days).tolist():
-            top = np.sort(vals[days == d])[-2:].tolist()
-            self.merge_day_top(d, row, top[-1], top[-2] if len(top) > 1 else -math.inf)
+            on = np.flatnonzero(days == d)
+            top = on[np.argsort(-vals[on], kind="stable")[:PEAK_TOP]]
+            self.merge_day_top(d, row, list(zip(vals[top].tolist(), ts[top].tolist(), strict=True)))
 
-    def merge_day_top(self, day: int, row: int, highest: float, second: float) -> None:
-        """A day's two highest values (-inf: none) merged into its held two, rows (row, row + 1): the one
-        daily-peaks rule (add_day_peaks and the batch fold both come here); a day outside the PEAK_DAYS
-        held takes nothing."""
+    def merge_day_top(self, day: int, row: int, peaks: Sequence[Peak]) -> None:
+        """A day's highest samples (value, time) merged into the PEAK_TOP held from `row` (top_distinct):
+        the one daily-peaks rule (add_day_peaks and the batch fold both come here); a day outside the
+        PEAK_DAYS held takes nothing."""
         back = self.newest_day - day
-        if not 0 <= back < PEAK_DAYS or highest == -math.inf:
+        if not 0 <= back < PEAK_DAYS or not peaks:
             return
-        a, b = (float(v) for v in self.day_peaks[row : row + 2, back].tolist())
-        a, b = (-math.inf if math.isnan(a) else a), (-math.inf if math.isnan(b) else b)
-        top, next_ = max(a, highest), max(min(a, highest), b, second)
-        self.day_peaks[row, back] = top
-        self.day_peaks[row + 1, back] = math.nan if next_ == -math.inf else next_
+        lowest = float(self.day_peaks[row + PEAK_TOP - 1, back])  # NaN: fewer held
+        if lowest == lowest and all(v < lowest for v, _ in peaks):
+            return  # the usual case in a cycle: nothing new reaches the day's top
+        values, times = self.day_peaks, self.day_peak_at
+        held = [(float(values[r, back]), float(times[r, back])) for r in range(row, row + PEAK_TOP)]
+        top = top_distinct([*(p for p in held if p[0] == p[0]), *peaks])  # p[0] == p[0]: not NaN
+        for r, (value, at) in enumerate(top, start=row):
+            values[r, back], times[r, back] = value, at
+        for r in range(row + len(top), row + PEAK_TOP):
+            values[r, back] = times[r, back] = math.nan
 
-    def window_peaks(self, since: float) -> tuple[list[float], list[float]]:
-        """The daily (highest, second) cpu and memory values of the days from `since`'s day on, flattened."""
+    def window_peaks(self, since: float) -> tuple[list[Peak], list[Peak]]:
+        """The held top cpu and memory samples (value, time) of the days from `since`'s day on."""
         days = min(PEAK_DAYS, self.newest_day - math.floor(since / DAY_S) + 1)
         if days <= 0:
             return [], []
-        cpu, mem = self.day_peaks[0:2, :days], self.day_peaks[2:4, :days]
-        return (
-            [float(v) for v in cpu[np.isfinite(cpu)]],
-            [float(v) for v in mem[np.isfinite(mem)]],
-        )
+        out: list[list[Peak]] = []
+        for row in (CPU_PEAKS, MEMORY_PEAKS):
+            values = self.day_peaks[row : row + PEAK_TOP, :days]
+            at = self.day_peak_at[row : row + PEAK_TOP, :days]
+            held = np.isfinite(values)
+            out.append(list(zip(values[held].tolist(), at[held].tolist(), strict=True)))
+        return out[0], out[1]
 
     def add_samples(
         self,
@@ -359,9 +396,11 @@ class UsageState:
         *,
         weight: float = 1.0,
         samples: int | None = None,
+        resets: int = 0,
     ) -> None:
         """Adds one series' samples (NaN: a gap) with a weight factor; `samples`: the raw samples behind a
-        pre-reduced series (None: one per timestamp with a value)."""
+        pre-reduced series (None: one per timestamp with a value); `resets`: the CPU counter's resets
+        among them (spread over the series' hours as its samples are)."""
         seen = np.isfinite(cpu_cores) | np.isfinite(memory_bytes)
         n = int(np.count_nonzero(seen))
         if n == 0:
@@ -369,14 +408,17 @@ class UsageState:
         self.count(timestamps[seen], n if samples is None else samples)
         # the raw samples by hour: a pre-reduced series' count spread over its points
         per_point = 1.0 if samples is None else samples / n
-        self.count_hours(np.floor(timestamps[seen] / HOUR_S).astype(np.int64), np.full(n, per_point))
+        hours = np.floor(timestamps[seen] / HOUR_S).astype(np.int64)
+        self.count_hours(hours, np.full(n, per_point))
+        if resets:
+            self.count_hours(hours, np.full(n, resets / n), CPU_RESETS)
         self.cpu.add_many(cpu_cores, weight, timestamps)
         self.memory.add_many(memory_bytes, weight, timestamps)
         self.add_day_cpu(timestamps, cpu_cores)
         self.cpu_peak = max(self.cpu_peak, float(np.fmax.reduce(cpu_cores)))
         self.memory_peak = max(self.memory_peak, float(np.fmax.reduce(memory_bytes)))
-        self.add_day_peaks(timestamps, cpu_cores, 0)
-        self.add_day_peaks(timestamps, memory_bytes, 2)
+        self.add_day_peaks(timestamps, cpu_cores, CPU_PEAKS)
+        self.add_day_peaks(timestamps, memory_bytes, MEMORY_PEAKS)
 
     def set_demand(self, first_hour: int, cpu: FloatArray, memory: FloatArray) -> None:
         """Replaces the demand of hours first_hour .. first_hour + len - 1 where cpu or memory has a value
@@ -393,12 +435,12 @@ class UsageState:
             return
         shift = last - self.newest_hour if self.newest_hour >= 0 else DEMAND_HOURS
         kept = self.demand[:, min(shift, DEMAND_HOURS) :]
-        pad = np.full((3, DEMAND_HOURS - kept.shape[1]), np.nan, np.float32)
+        pad = np.full((HOURLY_ROWS, DEMAND_HOURS - kept.shape[1]), np.nan, np.float32)
         self.demand = np.concatenate([kept, pad], 1)
         self.newest_hour = last
 
-    def count_hours(self, hours: npt.NDArray[np.int64], samples: FloatArray) -> None:
-        """Adds raw samples to their hours (absolute hour numbers)."""
+    def count_hours(self, hours: npt.NDArray[np.int64], samples: FloatArray, row: int = RAW_SAMPLES) -> None:
+        """Adds raw samples (or, row CPU_RESETS, counter resets) to their hours (absolute hour numbers)."""
         if hours.size == 0:
             return
         self._advance_hours(int(hours.max()))
@@ -407,23 +449,24 @@ class UsageState:
         if not ok.any():
             return
         added = np.bincount(at[ok], weights=samples[ok], minlength=DEMAND_HOURS)
-        row = self.demand[2]
-        self.demand[2] = np.where(added > 0, np.nan_to_num(row) + added, row)
+        held = self.demand[row]
+        self.demand[row] = np.where(added > 0, np.nan_to_num(held) + added, held)
 
-    def count_hour(self, hour: int, samples: float) -> None:
-        """count_hours() of one hour (an absolute hour number) and its raw samples, without arrays."""
+    def count_hour(self, hour: int, samples: float, row: int = RAW_SAMPLES) -> None:
+        """count_hours() of one hour (an absolute hour number) and its count, without arrays."""
         if samples <= 0:
             return
         self._advance_hours(hour)
         at = hour - (self.newest_hour - DEMAND_HOURS + 1)
         if at >= 0:
-            held = float(self.demand[2, at])
-            self.demand[2, at] = samples if math.isnan(held) else held + samples
+            held = float(self.demand[row, at])
+            self.demand[row, at] = samples if math.isnan(held) else held + samples
 
-    def samples_since(self, t: float) -> int:
-        """Raw samples from the hour holding `t` on (within the DEMAND_HOURS hours held)."""
+    def samples_since(self, t: float, row: int = RAW_SAMPLES) -> int:
+        """Raw samples (or, row CPU_RESETS, counter resets) from the hour holding `t` on (within the
+        DEMAND_HOURS hours held)."""
         first = math.floor(t / HOUR_S) - (self.newest_hour - DEMAND_HOURS + 1)
-        return round(float(np.nansum(self.demand[2, max(0, first) :], dtype=np.float64)))
+        return round(float(np.nansum(self.demand[row, max(0, first) :], dtype=np.float64)))
 
     def demand_hours(self, first_hour: int, hours: int) -> tuple[FloatArray, FloatArray]:
         """cpu and memory demand of hours first_hour .. first_hour + hours - 1 (NaN: none)."""
@@ -452,7 +495,7 @@ class UsageState:
     def nbytes(self) -> int:
         """Bytes of the histogram weights, daily peaks and demand (the bulk of the in-memory state)."""
         hists = (self.cpu, self.memory, self.gpu_activity, self.gpu_framebuffer, *self.open_cpu.values())
-        arrays = self.day_peaks.nbytes + self.demand.nbytes + self.day_cpu.nbytes
+        arrays = self.day_peaks.nbytes + self.day_peak_at.nbytes + self.demand.nbytes + self.day_cpu.nbytes
         return sum(h.nbytes() for h in hists if h is not None) + arrays
 
 

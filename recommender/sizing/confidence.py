@@ -1,5 +1,5 @@
 """How far to trust a container's history: a 0-1 confidence from its sample count and time span, or, for
-batch workloads (CronJob, Job), from the number of runs seen."""
+batch workloads (CronJob, Job), from the number of runs seen; lowered by a CPU counter reset storm."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from recommender.model import ContainerUsage
 
 SECONDS_PER_DAY = 86400.0
 BATCH_KINDS = frozenset({"CronJob", "Job"})
+RESET_STORM_SHARE = 0.01
+"""A CPU counter resets when its container restarts (a new series) or its exporter does: more than one
+reset in RESET_STORM_SHARE**-1 samples is a counter whose rates cannot be trusted."""
+RESET_STORM_MIN = 3
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,32 @@ def describe(usage: ContainerUsage, value: float) -> str:
     return f"confidence {value:.2f} ({history_days(usage):.1f} d, {usage.samples} samples)"
 
 
+def reset_storm(usage: ContainerUsage) -> float:
+    """The factor a CPU counter reset storm puts on confidence: 1 without one; else RESET_STORM_SHARE over
+    the share of samples that were resets (a counter that resets every sample: about 0.01)."""
+    if usage.cpu_resets < RESET_STORM_MIN or usage.cpu_resets <= RESET_STORM_SHARE * usage.samples:
+        return 1.0
+    return RESET_STORM_SHARE * max(1, usage.samples) / usage.cpu_resets
+
+
+def _stormed(usage: ContainerUsage, trust: Trust) -> Trust:
+    """`trust` lowered by a reset storm (reset_storm), which the text then names."""
+    factor = reset_storm(usage)
+    if factor >= 1.0:
+        return trust
+    value = trust.value * factor
+    head = trust.text.split(" (", 1)
+    text = f"confidence {value:.2f} ({head[1][:-1] + '; ' if len(head) > 1 else ''}"
+    text += (
+        f"cpu counter reset {usage.cpu_resets} times in {usage.samples} samples: its rates are not trusted)"
+    )
+    return Trust(value, text)
+
+
 def history_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
-    """Long-running workloads: `confidence` (days and samples)."""
+    """Long-running workloads: `confidence` (days and samples), lowered by a reset storm."""
     value = confidence(usage, policy)
-    return Trust(value, describe(usage, value))
+    return _stormed(usage, Trust(value, describe(usage, value)))
 
 
 def runs(usage: ContainerUsage) -> int:
@@ -69,4 +95,4 @@ def runs_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
     """'confidence 0.40 (2 of 5 runs)'."""
     value = runs_confidence(usage, policy)
     n = runs(usage)
-    return Trust(value, f"confidence {value:.2f} ({n} of {policy.cronjob_full_runs} runs)")
+    return _stormed(usage, Trust(value, f"confidence {value:.2f} ({n} of {policy.cronjob_full_runs} runs)"))

@@ -16,7 +16,7 @@ from recommender.model import FloatArray, Quantiles
 from recommender.model.raw import ContainerSamples, RawDataset
 from recommender.model.recency import Recency, template_of, weighted_quantiles
 from recommender.model.recurrence import DayUsage, recurring
-from recommender.model.samples import largest_allocatable, masked, owner_graph
+from recommender.model.samples import Allocatable, masked, owner_graph
 
 QS = (0.5, 0.9, 0.95, 0.99)
 HOUR_S = 3600.0
@@ -36,7 +36,7 @@ class Exact:
 def _groups(raw: RawDataset) -> dict[tuple[WorkloadRef, str], list[ContainerSamples]]:
     resolve = owner_graph(raw).resolve
     pods = {(p.namespace, p.name): p for p in raw.pods}
-    top = largest_allocatable(raw)
+    allocatable = Allocatable.of(raw)
     out: dict[tuple[WorkloadRef, str], list[ContainerSamples]] = defaultdict(list)
     templates: dict[tuple[WorkloadRef, str], set[str | None]] = defaultdict(set)
     for s in raw.containers:
@@ -44,7 +44,7 @@ def _groups(raw: RawDataset) -> dict[tuple[WorkloadRef, str], list[ContainerSamp
         info = pods.get((s.namespace, s.pod))
         if not isinstance(w, WorkloadRef) or info is None:
             continue
-        out[(w, s.container)].append(masked(s, top, {}))
+        out[(w, s.container)].append(masked(s, allocatable.ceilings(info, s.container), {}))
         templates[(w, s.container)].add(template_of(info.owner_kind, info.owner_name))
     return {k: v for k, v in out.items() if len(templates[k]) == 1}
 
@@ -60,12 +60,22 @@ def _days(ts: FloatArray, cpu: FloatArray) -> list[DayUsage]:
     return out
 
 
-def _weighted(values: FloatArray, weights: FloatArray) -> Quantiles:
+def _top_at_distinct_times(values: FloatArray, ts: FloatArray) -> list[float]:
+    """The three highest of the per-time maxima (pods scraped at one time count once), highest first."""
+    per_time: dict[float, float] = {}
+    for t, v in zip(ts.tolist(), values.tolist(), strict=True):
+        per_time[t] = max(per_time.get(t, -np.inf), v)
+    return sorted(per_time.values(), reverse=True)[:3]
+
+
+def _weighted(values: FloatArray, weights: FloatArray, ts: FloatArray) -> Quantiles:
     p = weighted_quantiles(values[None, :], weights[None, :], QS)[:, 0]
-    top = np.sort(values)[-2:]
+    top = _top_at_distinct_times(values, ts)
     mean = float(np.average(values, weights=weights))
     p50, p90, p95, p99 = (float(v) for v in p)
-    return Quantiles(p50, p90, p95, p99, float(top[-1]), mean, second_max=float(top[0]))
+    second = top[1] if len(top) > 1 else top[0]
+    third = top[2] if len(top) > 2 else None
+    return Quantiles(p50, p90, p95, p99, top[0], mean, second_max=second, third_max=third)
 
 
 def exact_usage(raw: RawDataset, recency: Recency) -> dict[tuple[WorkloadRef, str], Exact]:
@@ -79,7 +89,9 @@ def exact_usage(raw: RawDataset, recency: Recency) -> dict[tuple[WorkloadRef, st
         if not c_ok.any() or not m_ok.any():
             continue
         weights = recency.age_weights(ts, float(ts[c_ok | m_ok].max()))
-        cpu_q = recurring(_weighted(cpu[c_ok], weights[c_ok]), _days(ts[c_ok], cpu[c_ok]), recency).cpu
+        cpu_q = recurring(
+            _weighted(cpu[c_ok], weights[c_ok], ts[c_ok]), _days(ts[c_ok], cpu[c_ok]), recency
+        ).cpu
         seen = c_ok | m_ok
         counts = [
             int(np.count_nonzero(np.isfinite(s.cpu_cores) | np.isfinite(s.memory_bytes))) for s in series
@@ -87,7 +99,7 @@ def exact_usage(raw: RawDataset, recency: Recency) -> dict[tuple[WorkloadRef, st
         samples = sum(n if s.samples is None else s.samples for s, n in zip(series, counts, strict=True))
         out[key] = Exact(
             cpu_q,
-            _weighted(mem[m_ok], weights[m_ok]),
+            _weighted(mem[m_ok], weights[m_ok], ts[m_ok]),
             samples,
             len({s.pod for s, n in zip(series, counts, strict=True) if n}),
             datetime.fromtimestamp(float(ts[seen].min()), UTC),
@@ -101,7 +113,7 @@ def exact_demand(raw: RawDataset) -> dict[WorkloadRef, tuple[float, FloatArray, 
     each non-init series' mean within the hour, summed (NaN: no sample in the hour)."""
     resolve = owner_graph(raw).resolve
     pods = {(p.namespace, p.name): p for p in raw.pods}
-    top = largest_allocatable(raw)
+    allocatable = Allocatable.of(raw)
     first = np.floor(raw.start.timestamp() / HOUR_S) * HOUR_S
     hours = int(np.ceil((raw.end.timestamp() - first) / HOUR_S))
     sums: dict[WorkloadRef, FloatArray] = {}
@@ -110,7 +122,7 @@ def exact_demand(raw: RawDataset) -> dict[WorkloadRef, tuple[float, FloatArray, 
         info = pods.get((s.namespace, s.pod))
         if not isinstance(w, WorkloadRef) or info is None or s.container in info.init_containers:
             continue
-        m = masked(s, top, {})
+        m = masked(s, allocatable.ceilings(info, s.container), {})
         at = np.floor((m.timestamps - first) / HOUR_S).astype(np.int64)
         row = sums.setdefault(w, np.full((2, hours), np.nan))
         for h in np.unique(at).tolist():

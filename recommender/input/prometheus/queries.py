@@ -103,8 +103,14 @@ def cpu_rate(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:
 
 
 def memory_peak(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:
-    """Range query (step resolution_s): per raw series, the highest working-set sample of each step."""
-    return f"max_over_time({container_selector(MEM_METRIC, namespace, scope)}[{w.resolution_s}s])"
+    """Range query (step resolution_s): per raw series, the highest working-set sample of each step.
+
+    The range is a millisecond short of the step: Prometheus 2 closes a range at both ends, so over a whole
+    step a sample on a step's edge would be in two steps' points, and one bad scrape would look like two
+    (recommender.sizing.robust counts scrapes). So each sample is in one step, as on the raw read paths
+    (rawgrid); on Prometheus 3, whose ranges are open at the start, a sample exactly 1 ms inside a step's
+    start is in none (1 ms in a step)."""
+    return f"max_over_time({container_selector(MEM_METRIC, namespace, scope)}[{w.resolution_s * 1000 - 1}ms])"
 
 
 def container_facts(namespace: str, w: Window, scope: Scope = UNSCOPED) -> str:

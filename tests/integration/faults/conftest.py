@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +38,13 @@ def _no_podsizer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one `podsizer recommend --write` run left: exit status, stderr, the stored Recommendations."""
+    """What one `podsizer recommend --write` run left: exit status, stderr, the stored Recommendations and
+    the JSON report's skipped workloads (`about` and `reason` of each)."""
 
     status: int
     stderr: str
     stored: tuple[Recommendation, ...]
+    skipped: tuple[dict[str, object], ...] = ()
 
     def memory_requests(self) -> list[float]:
         """Every container's memory request in the store, in bytes."""
@@ -80,6 +83,7 @@ def recommend(url: str, store: Path, capsys: pytest.CaptureFixture[str], *extra:
         ]
     )
     status = run_recommend(args)
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     stored = JsonFileStore(store).list() if store.exists() else []
-    return Outcome(status, err, tuple(stored))
+    skipped = tuple(json.loads(out).get("skipped", ())) if out.strip() else ()
+    return Outcome(status, err, tuple(stored), skipped)

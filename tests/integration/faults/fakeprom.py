@@ -7,7 +7,7 @@ recommender/input/prometheus/queries.py puts in them. Modes (`FakeProm.mode`):
 
 - ok: the dataset as it is.
 - outlier: one memory point of 2^64-1 bytes.  overflow: one CPU and one memory point of 1e300.
-- absurd: every CPU and memory point 1e300 (a persistent absurd series).
+- absurd: every CPU and memory point 1e300 (a persistent absurd series).  absurd-cpu: every CPU point 1e300.
 - negative: every CPU and memory point negative.  nan: NaN, +Inf and -Inf points, and a `1e400`.
 - huge: every CPU and memory range answer padded with `pad_bytes` of junk series whatever its time range,
   streamed chunked (no Content-Length: the client cannot know the size before reading).
@@ -60,7 +60,7 @@ class FakeProm:
         mode, middle = self.mode, i == n // 2
         if mode == "outlier" and metric == "memory" and middle:
             return str(2**64 - 1)
-        if (mode == "overflow" and middle) or mode == "absurd":
+        if (mode == "overflow" and middle) or mode == "absurd" or (mode == "absurd-cpu" and metric == "cpu"):
             return "1e300"
         if mode == "negative":
             return "-5" if metric == "cpu" else "-1048576"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import threading
 import time
 import tracemalloc
@@ -76,12 +77,12 @@ def test_1e300_cpu_and_memory_samples_and_requests_neither_crash_nor_reach_the_s
     assert got.memory_requests() and got.cpu_requests()
 
 
-def test_a_persistent_absurd_series_is_refused_not_recommended_at_the_ceiling(
+def test_a_persistent_absurd_cpu_series_is_refused_not_recommended_at_the_ceiling(
     prom: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every sample 1e300: stored low-confidence (confidence 0) with the reason, so the webhook applies
+    """Every CPU sample 1e300: stored low-confidence (confidence 0) with the reason, so the webhook applies
     nothing even to a pod without requests that opts in to large changes (it got the ceilings before)."""
-    prom.fake.mode = "absurd"
+    prom.fake.mode = "absurd-cpu"
     got = recommend(prom.url, tmp_path / "recs.json", capsys)
     assert got.status == 0, got.stderr
     (container,) = got.stored[0].containers
@@ -92,6 +93,21 @@ def test_a_persistent_absurd_series_is_refused_not_recommended_at_the_ceiling(
     )
     reply, decision = wb.admitter(got.stored[0]).review(wb.review(pod))
     assert (decision.reason, wb.decode_patch(reply)) == ("low-confidence", [])
+
+
+def test_working_set_samples_above_the_containers_memory_limit_are_never_sized(
+    prom: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every sample 1e300, the pods' memory limit 1 GiB: no working set can be above it (the cgroup holds
+    it under), so every memory sample is rejected and the workload is not sized, naming why; nothing is
+    stored for the webhook to apply."""
+    prom.fake.mode = "absurd"
+    got = recommend(prom.url, tmp_path / "recs.json", capsys)
+    assert got.status == 0, got.stderr
+    assert got.stored == ()
+    (skip,) = got.skipped
+    why = r"memory: no usable samples \(\d+ samples above the container's memory limit rejected\): not sized"
+    assert re.search(why, str(skip["reason"])), skip
 
 
 def test_negative_samples_do_not_replace_a_stored_recommendation_with_floors(

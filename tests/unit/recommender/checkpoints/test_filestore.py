@@ -83,7 +83,7 @@ def test_a_directory_in_place_of_the_file_names_the_path_and_cause(tmp_path: Pat
     path.mkdir()
     with pytest.raises(CheckpointStoreError) as raised:
         FileCheckpointStore(path).read()
-    assert str(path) in str(raised.value) and "Is a directory" in str(raised.value)
+    assert str(path) in str(raised.value) and "a directory, not a regular file" in str(raised.value)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
@@ -103,3 +103,26 @@ def test_a_stale_temp_file_of_a_killed_writer_is_removed_at_start(tmp_path: Path
     os.utime(orphan, (1.0, 1.0))
     FileCheckpointStore(path)
     assert not orphan.exists()
+
+
+def test_a_device_named_as_the_checkpoint_is_refused_without_reading_it() -> None:
+    """/dev/zero would be read forever (the probe's store file read 8 GB in 20 s)."""
+    with pytest.raises(CheckpointStoreError, match="/dev/zero: a character device, not a regular file"):
+        FileCheckpointStore("/dev/zero", clean_temp_files=False).read()
+
+
+def test_a_fifo_named_as_the_checkpoint_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "checkpoint"
+    os.mkfifo(fifo)
+    with pytest.raises(CheckpointStoreError, match="a FIFO, not a regular file"):
+        FileCheckpointStore(fifo).read()
+
+
+def test_a_file_larger_than_any_checkpoint_is_refused_without_reading_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "checkpoint"
+    path.write_bytes(b"\0" * 4096)
+    monkeypatch.setattr("recommender.checkpoints.filestore.MAX_BYTES", 1024)
+    with pytest.raises(CheckpointStoreError, match="4096 bytes, more than the 1024 bytes a checkpoint"):
+        FileCheckpointStore(path).read()

@@ -15,12 +15,16 @@ from tests.support.hypo import examples
 
 
 def one_by_one_and_batched(
-    seed: int, rows: int, states: int, points: int, half: float | None, start: float
+    seed: int, rows: int, states: int, points: int, half: float | None, start: float, levels: int = 0
 ) -> tuple[list[UsageState], list[UsageState]]:
+    """`levels`: samples take that many distinct values (ties within a row and across rows), 0: any."""
     rng = np.random.default_rng(seed)
     ts = start + 60.0 * np.arange(points)
     cpu = rng.gamma(2.0, 0.2, (rows, points))
     mem = rng.uniform(1e8, 4e9, (rows, points))
+    if levels:
+        cpu = rng.integers(1, levels + 1, (rows, points)) * 0.25
+        mem = rng.integers(1, levels + 1, (rows, points)) * 2.0**28
     cpu[rng.random((rows, points)) < 0.1] = np.nan  # gaps
     mem[rng.random((rows, points)) < 0.1] = np.nan
     if rows > 2:
@@ -45,6 +49,7 @@ def assert_same(a: UsageState, b: UsageState) -> None:
     ) or (a.samples == b.samples == 0)
     assert (a.cpu_peak, a.memory_peak) == (b.cpu_peak, b.memory_peak)
     np.testing.assert_array_equal(a.day_peaks, b.day_peaks)
+    np.testing.assert_array_equal(a.day_peak_at, b.day_peak_at)
     np.testing.assert_allclose(a.demand[2], b.demand[2], rtol=1e-5)
     assert sorted(a.open_cpu) == sorted(b.open_cpu) and a.open_hours == b.open_hours
     days = [(a.open_cpu[d], b.open_cpu[d]) for d in a.open_cpu]
@@ -105,5 +110,24 @@ def test_rows_added_to_states_with_history_equal_adding_them_one_by_one(
     for r in range(rows):
         single[owner[r]].add_samples(ts, cpu[r], mem[r])
     add_rows([batched[o] for o in owner], ts, cpu, mem, [None] * rows)
+    for a, b in zip(single, batched, strict=True):
+        assert_same(a, b)
+
+
+@given(
+    seed=st.integers(0, 2**16),
+    rows=st.integers(1, 12),
+    states=st.integers(1, 4),
+    points=st.integers(1, 200),
+    levels=st.integers(1, 4),
+    start=st.floats(0, 30 * DAY_S).map(lambda t: round(t / 60.0) * 60.0),
+)
+@settings(max_examples=examples(40), deadline=None)
+def test_rows_with_tied_values_keep_the_same_peaks_and_times_as_one_by_one(
+    seed: int, rows: int, states: int, points: int, levels: int, start: float
+) -> None:
+    """Flat series (a working set that does not move) tie everywhere: the earliest of equal samples is
+    kept, batched or not, and rows of one state at one time (replicas) count as one scrape."""
+    single, batched = one_by_one_and_batched(seed, rows, states, points, 86400.0, start, levels)
     for a, b in zip(single, batched, strict=True):
         assert_same(a, b)

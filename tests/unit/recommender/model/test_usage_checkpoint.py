@@ -21,6 +21,7 @@ from podsizer.api.identity import WorkloadRef
 from recommender.checkpoints.filestore import FileCheckpointStore
 from recommender.model.checkpoint import (
     FORMAT_VERSION,
+    MAX_STATES,
     ChangedSettings,
     CheckpointError,
     CheckpointSettings,
@@ -84,6 +85,7 @@ def test_round_trip_keeps_every_state_exactly(states: dict[StateKey, UsageState]
         b = back[key]
         assert fields(b) == fields(s)
         np.testing.assert_array_equal(b.day_peaks, s.day_peaks)
+        np.testing.assert_array_equal(b.day_peak_at, s.day_peak_at)
         np.testing.assert_array_equal(b.demand, s.demand)
         np.testing.assert_array_equal(b.day_cpu, s.day_cpu)  # each day's CPU points (recurrence)
         assert sorted(b.open_cpu) == sorted(s.open_cpu) and b.open_hours == s.open_hours
@@ -265,3 +267,20 @@ def test_an_absurd_sample_is_written_as_no_value_so_the_checkpoint_reads_back() 
     assert math.isnan(cpu[0]) and cpu[1] == 0.5 and memory[0] == 2.0**30 and math.isnan(memory[1])
     assert math.isnan(back.day_peaks[0, 0])
     assert back.facts.requests == {"memory": 2.0**30}
+
+
+def test_more_states_than_a_checkpoint_may_hold_are_refused_before_any_is_read(blob: bytes) -> None:
+    """Each state takes 8-12 KiB once read whatever its record held (its fixed arrays), so a few bytes of
+    zlib per minimal record would otherwise read as gigabytes: the declared count is bounded first."""
+    key, state = StateKey(WorkloadRef("ns", "Deployment", "w"), "app"), UsageState.empty(86400.0)
+    record = _record(key, state)
+    body = zlib.compress(record * 5000, 1)  # read one by one, these alone would take 40+ MiB
+    forged = _with_body(blob, MAX_STATES + 1, body)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptCheckpoint, match=f"declares {MAX_STATES + 1} states, more than the"):
+            loads(forged, SETTINGS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20, peak

@@ -25,7 +25,7 @@ from recommender.model.raw import RawDataset
 from recommender.model.recency import DEFAULT, OFF, Recency
 from recommender.model.state_build import build_states
 from recommender.model.usage_model import UsageModel, view
-from recommender.model.usage_state import DAY_S, HOUR_S, UsageState
+from recommender.model.usage_state import DAY_S, HOUR_S, UsageState, top_distinct
 from tests.support.exact_usage import exact_demand, exact_usage
 from tests.support.request_mix import EDITED_CPU, WORKLOAD, demo_with_differing_pods
 
@@ -98,8 +98,8 @@ def test_counts_spans_and_peaks_equal_the_exact_ones(which: str, request: pytest
         u = mine[key]
         assert (u.samples, u.pods) == (e.samples, e.pods)
         assert (u.first_seen, u.last_seen) == (e.first_seen, e.last_seen)
-        assert (u.cpu_cores.max, u.cpu_cores.second_max) == (e.cpu.max, e.cpu.second_max)
-        assert (u.memory_bytes.max, u.memory_bytes.second_max) == (e.memory.max, e.memory.second_max)
+        for got, want in ((u.cpu_cores, e.cpu), (u.memory_bytes, e.memory)):
+            assert (got.max, got.second_max, got.third_max) == (want.max, want.second_max, want.third_max)
 
 
 def test_replaced_templates_are_left_out_with_a_note(traces: RawDataset) -> None:
@@ -143,14 +143,33 @@ def test_state_counts_utc_days_seen_in_any_order() -> None:
     assert s.history_days() == pytest.approx(6.0)
 
 
-def test_daily_peaks_give_a_windows_two_highest_samples() -> None:
+def test_daily_peaks_give_a_windows_three_highest_samples_with_their_times() -> None:
     s = UsageState.empty(DAY_S)
-    ts = np.array([0.5, 0.6, 1.5, 3.2, 3.3, 3.4]) * DAY_S
-    cpu = np.array([9.0, 8.0, 1.0, 2.0, 3.0, 2.5])
+    ts = np.array([0.5, 0.6, 0.7, 0.8, 1.5, 3.2, 3.3, 3.4]) * DAY_S
+    cpu = np.array([9.0, 8.0, 7.0, 1.0, 1.0, 2.0, 3.0, 2.5])
     s.add_samples(ts, cpu, cpu * 2**30)
-    assert sorted(s.window_peaks(0.0)[0])[-2:] == [8.0, 9.0]  # both on day 0
-    assert sorted(s.window_peaks(1.0 * DAY_S)[0])[-2:] == [2.5, 3.0]  # day 1 on: day 3's two
+    assert sorted(s.window_peaks(0.0)[0])[-3:] == [(7.0, 0.7 * DAY_S), (8.0, 0.6 * DAY_S), (9.0, 0.5 * DAY_S)]
+    later = sorted(v for v, _ in s.window_peaks(1.0 * DAY_S)[0])
+    assert later == [1.0, 2.0, 2.5, 3.0]  # day 1's one sample and day 3's three
     assert s.window_peaks(4.0 * DAY_S) == ([], [])
+
+
+def test_samples_of_several_pods_at_one_time_are_one_scrape_in_the_daily_peaks() -> None:
+    s = UsageState.empty(DAY_S)
+    ts = np.array([100.0, 160.0, 220.0, 280.0])
+    s.add_samples(ts, np.ones(4), np.array([5.0, 1.0, 1.0, 1.0]) * 2**30)  # pod a: a peak at 100 s
+    s.add_samples(ts, np.ones(4), np.array([6.0, 2.0, 1.0, 1.0]) * 2**30)  # pod b: higher, at the same time
+    mem = s.window_peaks(0.0)[1]
+    assert [v / 2**30 for v, _ in sorted(mem, reverse=True)] == [6.0, 2.0, 1.0]  # 100 s counted once
+    assert [t for _, t in sorted(mem, reverse=True)] == [100.0, 160.0, 220.0]
+
+
+def test_top_distinct_keeps_the_highest_of_each_time_whatever_the_grouping() -> None:
+    peaks = [(3.0, 1.0), (5.0, 1.0), (4.0, 2.0), (4.0, 3.0), (1.0, 4.0), (4.0, 5.0)]
+    whole = top_distinct(peaks)
+    assert whole == [(5.0, 1.0), (4.0, 2.0), (4.0, 3.0)]  # ties: the earlier first
+    parts = top_distinct([*top_distinct(peaks[:3]), *top_distinct(peaks[3:])])
+    assert parts == whole
 
 
 def test_demand_of_a_later_read_replaces_the_hours_it_covers() -> None:

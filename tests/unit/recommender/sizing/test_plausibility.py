@@ -112,7 +112,8 @@ def test_an_isolated_spike_far_above_the_next_highest_sample_does_not_set_the_pe
     )
     assert robust.usage.memory_bytes.max == 500 * MIB
     assert robust.notes == (
-        f"1 memory sample of 40960Mi, over {SPIKE_FACTOR:g}x the next-highest 500Mi ignored",
+        f"memory peak 40960Mi ignored (1 sample, fewer than 3 samples reach 1/{SPIKE_FACTOR:g} of it: not "
+        "corroborated); peak 500Mi",
     )
 
 
@@ -238,10 +239,14 @@ _TS = _AGG_START.timestamp() + 300.0 * np.arange(24)
 
 
 def _raw(cpu: np.ndarray, memory: np.ndarray, nodes: tuple[NodeInfo, ...] = ()) -> RawDataset:
+    """One container's samples, 5 minutes apart up to END (24 of them: the last two hours)."""
     pod = PodInfo("shop", "web-abc-1", "n1", "ReplicaSet", "web-abc")
     owner = OwnerLink("shop", "ReplicaSet", "web-abc", "Deployment", "web")
-    series = ContainerSamples("shop", "web-abc-1", "app", _TS, cpu, memory)
-    return RawDataset(_AGG_START, END, (pod,), (owner,), (series,), nodes=nodes)
+    ts = _TS if cpu.size == _TS.size else END.timestamp() - 300.0 * np.arange(cpu.size, 0, -1)
+    series = ContainerSamples("shop", "web-abc-1", "app", ts, cpu, memory)
+    return RawDataset(
+        min(_AGG_START, datetime.fromtimestamp(ts[0], UTC)), END, (pod,), (owner,), (series,), nodes=nodes
+    )
 
 
 def test_the_aggregation_drops_negative_infinite_and_above_allocatable_samples_and_counts_them() -> None:
@@ -267,15 +272,23 @@ def test_the_aggregation_drops_negative_infinite_and_above_allocatable_samples_a
 
 
 def test_quantiles_carry_the_next_highest_sample_so_an_isolated_spike_is_seen() -> None:
-    memory = np.full(24, 400 * MIB)
+    memory = np.full(240, 400 * MIB)
     memory[7] = 30 * GIB  # below the configured ceiling, but 75x every other sample
-    (usage,) = aggregate(_raw(np.full(24, 0.2), memory), source="test").containers
+    (usage,) = aggregate(_raw(np.full(240, 0.2), memory), source="test").containers
     assert usage.memory_bytes.second_max == 400 * MIB
     assert robust_usage(usage, Ceilings()).usage.memory_bytes.max == 400 * MIB
+
+
+def test_a_short_series_keeps_its_peak_whatever_its_shape() -> None:
+    """A few-minute Job: two samples at 1 GiB after a 50 MiB start is its profile, not two bad scrapes."""
+    memory = np.full(24, 50 * MIB)
+    memory[[10, 11]] = GIB
+    (usage,) = aggregate(_raw(np.full(24, 0.2), memory), source="test").containers
+    assert robust_usage(usage, Ceilings()).usage.memory_bytes.max == GIB
 
 
 def test_a_container_whose_cpu_samples_are_all_negative_skips_its_workload_naming_why() -> None:
     snap = aggregate(_raw(np.full(24, -0.5), np.full(24, 400 * MIB)), source="test")
     run = recommend(snap, SizingPolicy(), PriceTable.load(), NOW)
     assert run.recommendations == ()
-    assert any("cpu: no usable samples (24 samples rejected)" in s.reason for s in run.skipped)
+    assert any("cpu: no usable samples (24 samples negative rejected)" in s.reason for s in run.skipped)

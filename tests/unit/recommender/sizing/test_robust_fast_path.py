@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from recommender.model import Quantiles
-from recommender.sizing.robust import _applied, robust_quantiles
+from recommender.sizing.robust import Evidence, _applied, robust_quantiles
 
 value = st.one_of(
     st.floats(0.0, 64.0),
@@ -34,20 +34,26 @@ def quantiles(draw: st.DrawFn) -> Quantiles:
         draw(value),
         draw(st.one_of(st.none(), value, st.just(peak / 20))),
         draw(st.one_of(st.none(), value)),
+        draw(st.one_of(st.none(), value, st.just(peak / 20))),
     )
 
 
-@given(quantiles(), st.sampled_from([0.5, 16.0, 256.0]), st.booleans())
-@example(Quantiles(0.0, 0.0, 0.0, 0.0, 0.0, -0.0), 0.5, False)  # -0.0 passed on as it is: 0.0 all the same
-def test_the_fast_path_equals_every_rule_applied(q: Quantiles, ceiling: float, negatives_seen: bool) -> None:
+evidence = st.builds(Evidence, st.sampled_from([0, 150, 10_000]), st.booleans())
+
+
+@given(quantiles(), st.sampled_from([0.5, 16.0, 256.0]), st.booleans(), evidence)
+@example(Quantiles(0.0, 0.0, 0.0, 0.0, 0.0, -0.0), 0.5, False, Evidence())  # -0.0 is 0.0 all the same
+def test_the_fast_path_equals_every_rule_applied(
+    q: Quantiles, ceiling: float, negatives_seen: bool, seen: Evidence
+) -> None:
     try:
-        want = _applied("cpu", q, ceiling, "the ceiling", negatives_seen, 0)
+        want = _applied("cpu", q, (ceiling, "the ceiling"), negatives_seen, "", seen)
     except ValueError as exc:
         want_error: str | None = str(exc)
     else:
         want_error = None
     try:
-        got = robust_quantiles("cpu", q, ceiling, "the ceiling", negatives_seen, 0)
+        got = robust_quantiles("cpu", q, ceiling, "the ceiling", negatives_seen, "", seen)
     except ValueError as exc:
         assert str(exc) == want_error
         return
@@ -70,4 +76,4 @@ def test_well_behaved_quantiles_come_back_as_they_are_and_the_rules_agree() -> N
     q = Quantiles(0.2, 0.3, 0.35, 0.4, 0.5, 0.22, 0.45, 0.1)
     got, notes = robust_quantiles("cpu", q, 16.0, "the ceiling")
     assert got is q and notes == []  # the fast path
-    assert _applied("cpu", q, 16.0, "the ceiling", False, 0) == (q, [])
+    assert _applied("cpu", q, (16.0, "the ceiling"), False, "") == (q, [])
