@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 import yaml
 from kubernetes import client, utils
 
+from tests.support.progress import DEFAULT_STALL_S, pod_states, record_budget_wait, wait_progressing
+
 T = TypeVar("T")
 Manifest = dict[str, Any]
 
@@ -22,10 +24,13 @@ def wait_for(
     interval_s: float = 0.5,
 ) -> T:
     """Calls `check` until it returns something other than None or False; raises TimeoutError naming `what`.
+    For a single step (one object appears); a process of several steps follows progress instead
+    (tests/support/progress.py `wait_progressing`). Its wall time joins the session's wait records.
 
     An ApiException inside `check` counts as "not yet" and is reported if time runs out.
     """
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     last: object = None
     while True:
         try:
@@ -34,8 +39,10 @@ def wait_for(
             last = f"HTTP {e.status}: {e.reason}"
             value = None
         if value is not None and value is not False:
+            record_budget_wait(what, time.monotonic() - started, timeout_s, "done")
             return value
         if time.monotonic() >= deadline:
+            record_budget_wait(what, time.monotonic() - started, timeout_s, "timed out")
             raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what} (last error: {last})")
         time.sleep(interval_s)
 
@@ -166,15 +173,15 @@ def wait_for_pods(
     owner_kind: str,
     owner_name: str,
     count: int,
-    timeout_s: float = 60.0,
+    stall_s: float = DEFAULT_STALL_S,
     *,
     running: Callable[[Manifest], bool] | None = None,
 ) -> list[Manifest]:
     """Waits until exactly `count` pods owned by owner_kind/owner_name are stored, and returns them. With
-    `running`: only pods not being deleted count, and every one of them must pass it."""
+    `running`: only pods not being deleted count, and every one of them must pass it. Follows progress
+    (tests/support/progress.py): fails after `stall_s` without a pod created, bound, started or deleted."""
 
-    def check() -> list[Manifest] | None:
-        pods = pods_owned_by(api_client, namespace, owner_kind, owner_name)
+    def check(pods: list[Manifest]) -> list[Manifest] | None:
         if running is not None:
             pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
             if not all(running(p) for p in pods):
@@ -182,7 +189,13 @@ def wait_for_pods(
         return pods if len(pods) == count else None
 
     what = "Running pod(s)" if running is not None else "pod(s)"
-    return wait_for(check, f"{count} {what} of {owner_kind} {namespace}/{owner_name}", timeout_s)
+    return wait_progressing(
+        lambda: pods_owned_by(api_client, namespace, owner_kind, owner_name),
+        check,
+        pod_states,
+        f"{count} {what} of {owner_kind} {namespace}/{owner_name}",
+        stall_s=stall_s,
+    )
 
 
 def create_namespace(

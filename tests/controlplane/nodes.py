@@ -9,6 +9,7 @@ from pathlib import Path
 from kubernetes import client
 
 from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for, wait_for_pods
+from tests.support.progress import DEFAULT_STALL_S
 
 STAGES_FILE = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
 # kwok manages only the Nodes carrying this annotation (so a bare Node a test creates stays kubelet-less).
@@ -112,10 +113,11 @@ def wait_for_running_pods(
     owner_kind: str,
     owner_name: str,
     count: int,
-    timeout_s: float = 60.0,
+    stall_s: float = DEFAULT_STALL_S,
 ) -> list[Manifest]:
-    """Waits until exactly `count` pods owned by owner_kind/owner_name exist and all are Running and Ready."""
-    return wait_for_pods(api_client, namespace, owner_kind, owner_name, count, timeout_s, running=is_running)
+    """Waits until exactly `count` pods owned by owner_kind/owner_name exist and all are Running and Ready
+    (following progress: wait_for_pods)."""
+    return wait_for_pods(api_client, namespace, owner_kind, owner_name, count, stall_s, running=is_running)
 
 
 def wait_for_pod_running(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from tests.controlplane.kube import create_from_yaml, create_namespace
 from tests.controlplane.podsizer_updater import FAST_BUDGETS, UpdaterRun
 from tests.controlplane.podsizer_webhook import E2E_NAMESPACE_LABEL, WebhookProcess, register_webhook
 from tests.controlplane.rollouts import RolloutsController
+from tests.support.progress import RECORDS, WaitRecord, slowest
 from updater.decide import UpdaterPolicy
 from updater.loop import UpdaterConfig
 
@@ -145,8 +148,12 @@ def start_updater(
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """On a failed e2e test, attach the control plane's state and log tails to the report."""
+    """On a failed e2e test, attach the control plane's state and log tails to the report; on every test,
+    its waits (tests/support/progress.py; shown with -rA, or on failure)."""
     report = yield
+    waits = [r for r in RECORDS if r.test == item.nodeid]
+    if waits and call.when == "call":
+        report.sections.append(("waits", "\n".join(r.line() for r in waits)))
     plane = getattr(item, "funcargs", {}).get("control_plane")
     if isinstance(plane, ControlPlane) and report.failed:
         report.sections.append(("control plane", plane.describe()))
@@ -157,3 +164,21 @@ def pytest_runtest_makereport(
     if isinstance(rollouts, RolloutsController) and report.failed:
         report.sections.append(("argo rollouts controller", rollouts.describe()))
     return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The slowest progress waits of the session (tests/support/progress.py), also written as JSON to
+    progress-waits.json beside the control plane's logs (test-artifacts/controlplane/)."""
+    if not RECORDS:
+        return
+    terminalreporter.section("slowest waits (tests/support/progress.py)")
+    for record in slowest(RECORDS):
+        terminalreporter.line(f"{record.line()}  [{record.test}]")
+    _write_waits(RECORDS)
+
+
+def _write_waits(records: list[WaitRecord]) -> None:
+    dest = log_destination()
+    dest.mkdir(parents=True, exist_ok=True)
+    rows = [asdict(r) for r in sorted(records, key=lambda r: r.took_s, reverse=True)]
+    (dest / "progress-waits.json").write_text(json.dumps(rows, indent=1) + "\n")

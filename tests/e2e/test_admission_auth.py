@@ -18,9 +18,10 @@ from tests.controlplane.kube import Manifest, create_objects, wait_for_pods
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import deployment_replicaset, wait_until_webhook_acts, workload
+from tests.support.progress import TEST_TIMEOUT_S
 from tests.unit.webhook.builders import replicaset_pod, review
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 TEMPLATE = {"requests": {"cpu": "100m", "memory": "64Mi"}}
 RECOMMENDED = {"cpu": "250m", "memory": "96Mi"}

@@ -14,8 +14,9 @@ from tests.controlplane.kube import Manifest, create_objects, dry_run_pod_of, wa
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import deployment_replicaset, wait_until_webhook_acts, workload
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 NamespaceFactory = Callable[..., str]
 TEMPLATE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}

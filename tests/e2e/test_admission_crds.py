@@ -24,8 +24,9 @@ from podsizer.api import (
 )
 from tests.controlplane.recommendations import put_recommendation
 from tests.controlplane.rollouts import argo_crd_files
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 ARGO_CRDS = [
     "analysisruns.argoproj.io",

@@ -16,8 +16,9 @@ from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for,
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import pod_template, wait_until_webhook_acts
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 APPLIED = "podsizer.io/applied"
 TEMPLATE_RESOURCES = {

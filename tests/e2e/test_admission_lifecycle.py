@@ -19,8 +19,9 @@ from tests.controlplane.workloads import (
     wait_until_webhook_acts,
     workload,
 )
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 NamespaceFactory = Callable[..., str]
 TEMPLATE = {"requests": {"cpu": "100m", "memory": "64Mi"}}
@@ -114,7 +115,7 @@ def test_killed_webhook_fails_open_and_mutation_resumes_after_restart(
     own_webhook.kill()
     started = time.monotonic()
     apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 2}})
-    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs_name, count=2, timeout_s=60)
+    pods = wait_for_pods(admin_client, ns, "ReplicaSet", rs_name, count=2)
     # failurePolicy Ignore: created unchanged, and without waiting out timeoutSeconds per pod.
     assert time.monotonic() - started < 30
     assert all(_requests(p) == TEMPLATE["requests"] for p in pods)

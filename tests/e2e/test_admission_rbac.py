@@ -13,8 +13,9 @@ from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import api_error_message, wait_for
 from tests.controlplane.recommendations import simple_recommendation
 from tests.controlplane.rollouts import ArgoRolloutsBuild
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 
 @pytest.fixture

@@ -25,8 +25,9 @@ from tests.controlplane.podsizer_cli import (
 from tests.controlplane.podsizer_webhook import E2E_NAMESPACE_LABEL, WebhookProcess
 from tests.controlplane.prometheus import backfill_dataset, running_prometheus
 from tests.controlplane.workloads import container_resources, deployment, first_pod_once_webhook_applies
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from kubernetes import client
 
 from podsizer.api import WorkloadRef
 from podsizer.owners import ROLLOUT_TEMPLATE_HASH
-from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for, wait_for_pods
+from tests.controlplane.kube import Manifest, create_objects, to_dict, wait_for_pods
 from tests.controlplane.nodes import wait_for_running_pods
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
@@ -25,8 +25,9 @@ from tests.controlplane.workloads import (
     wait_until_webhook_acts,
     workload,
 )
+from tests.support.progress import TEST_TIMEOUT_S, status_progress, wait_progressing
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 APPLIED = "podsizer.io/applied"
 DRY_RUN = "podsizer.io/dry-run"
@@ -213,11 +214,14 @@ def _rollout(admin: client.ApiClient, ns: str, name: str) -> Manifest:
 def _wait_for_rollout(
     admin: client.ApiClient, ns: str, name: str, check: Callable[[Manifest], bool], what: str
 ) -> Manifest:
-    def probe() -> Manifest | None:
-        rollout = _rollout(admin, ns, name)
-        return rollout if check(rollout) else None
-
-    return wait_for(probe, f"Rollout {ns}/{name}: {what}", timeout_s=90)
+    """The Rollout once `check` passes; progress: the Argo controller changing its status (a step, a weight,
+    replica counts, the phase)."""
+    return wait_progressing(
+        lambda: _rollout(admin, ns, name),
+        lambda rollout: rollout if check(rollout) else None,
+        status_progress,
+        f"Rollout {ns}/{name}: {what}",
+    )
 
 
 def _healthy_on(pod_hash: str) -> Callable[[Manifest], bool]:

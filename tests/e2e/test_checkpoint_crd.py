@@ -26,8 +26,9 @@ from recommender.checkpoints.crdstore import (
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import wait_for
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 G, V = "podsizer.io", "v1alpha1"
 

@@ -17,9 +17,10 @@ from kubernetes import client, dynamic
 from tests.controlplane.binaries import ROOT, load_script
 from tests.controlplane.chart import find_helm
 from tests.controlplane.cluster import ControlPlane
-from tests.controlplane.kube import load_manifests, pods_owned_by, to_dict, wait_for
+from tests.controlplane.kube import load_manifests, to_dict, wait_for, wait_for_pods
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 RELEASE = "e2e"
 
 
@@ -94,11 +95,7 @@ def test_helm_install_creates_every_object_and_the_controllers_run_them(
 
         rs = wait_for(replicaset, f"the ReplicaSet of {name}")
 
-        def pods(rs_name: str = rs["metadata"]["name"], want: int = replicas) -> list[dict[str, Any]] | None:
-            owned = pods_owned_by(admin_client, namespace, "ReplicaSet", rs_name)
-            return owned if len(owned) == want else None
-
-        for pod in wait_for(pods, f"{replicas} pod(s) of {name}"):
+        for pod in wait_for_pods(admin_client, namespace, "ReplicaSet", rs["metadata"]["name"], replicas):
             assert pod["spec"]["serviceAccountName"] == d["spec"]["template"]["spec"]["serviceAccountName"]
 
     (mwc,) = [m for m in manifests if m["kind"] == "MutatingWebhookConfiguration"]

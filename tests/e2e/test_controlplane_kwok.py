@@ -9,8 +9,9 @@ from kubernetes import client
 
 from tests.controlplane.kube import Manifest, create_from_yaml, to_dict, wait_for
 from tests.controlplane.nodes import GPU, NodeShape, wait_for_pod_running
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 NodeFactory = Callable[..., list[str]]
 

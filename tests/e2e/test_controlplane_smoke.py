@@ -17,8 +17,9 @@ from tests.controlplane.kube import (
     wait_for_pods,
 )
 from tests.controlplane.nodes import wait_for_running_pods
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 CONTAINER = """
       containers:

@@ -15,8 +15,9 @@ from podsizer.api.resource import ContainerRecommendation, Recommendation, Windo
 from podsizer.apierrors import KubeApiError
 from podsizer.kube.objects import CustomObjectClient, CustomObjects, StillConflicting
 from podsizer.kube.resources import RECOMMENDATIONS, CustomResource
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

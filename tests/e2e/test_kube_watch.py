@@ -5,10 +5,9 @@ cluster cache and the console's store, both fed by this one reader, agree on wha
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from kubernetes import client, watch
@@ -22,8 +21,10 @@ from podsizer.kube.resources import RECOMMENDATIONS
 from podsizer.kube.watch import Informer, custom_object_lister
 from podsizer.snapshot import SnapshotHolder
 from recommender.output.store.crd import CrdStore
+from tests.support.progress import TEST_TIMEOUT_S, wait_progressing
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
+T = TypeVar("T")
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -44,13 +45,9 @@ def _body(namespace: str, workload: str) -> dict[str, Any]:
     return body
 
 
-def _until(check: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
+def _until(look: Callable[[], T], done: Callable[[T], bool], what: str) -> None:
+    """Until done(look()); progress: any change of what look() sees (each event delivered)."""
+    wait_progressing(look, done, repr, what, interval_s=0.05)
 
 
 class Recorder:
@@ -89,7 +86,7 @@ def test_the_list_is_paged_and_the_watch_follows_every_change(
     recs.replace(namespace, "deployment-d", made | {"metadata": made["metadata"] | {"labels": {"x": "y"}}})
     recs.delete(namespace, "deployment-a")
     wanted = [("ADDED", "deployment-d"), ("MODIFIED", "deployment-d"), ("DELETED", "deployment-a")]
-    assert _until(lambda: handler.events == wanted), handler.events
+    _until(lambda: list(handler.events), lambda events: events == wanted, f"the watch to deliver {wanted}")
     assert informer.relists == 1  # all of it from the one list's resourceVersion
 
 
@@ -124,6 +121,6 @@ def test_the_webhook_cache_and_the_console_store_agree_on_what_is_stored(
         seen = dict(snapshot.by_target) if snapshot is not None else {}
         return seen, {r.target: r for r in console.list()}
 
-    assert _until(lambda: len(both()[0]) == 2 and both()[0] == both()[1]), both()
+    _until(both, lambda seen: len(seen[0]) == 2 and seen[0] == seen[1], "both caches to hold web and api")
     cpus = {c.requests["cpu"] for r in both()[1].values() for c in r.containers}
     assert cpus == {"300m", "500m"}

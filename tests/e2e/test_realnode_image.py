@@ -36,8 +36,9 @@ from tests.controlplane.workloads import (
     deployment_replicaset,
     wait_until_webhook_acts,
 )
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.realnode, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.realnode, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 RELEASE, NAMESPACE = "node", "podsizer-node"
 TEMPLATES = (

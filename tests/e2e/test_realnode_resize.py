@@ -28,8 +28,9 @@ from tests.controlplane.nodes import is_running
 from tests.controlplane.podsizer_updater import UpdaterRun
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import deployment_replicaset
+from tests.support.progress import TEST_TIMEOUT_S, pod_states, status_progress, wait_progressing
 
-pytestmark = [pytest.mark.realnode, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.realnode, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 MI = 1024 * 1024
 WORKER = Load(
@@ -76,12 +77,20 @@ def test_updater_resizes_running_containers_in_place_and_the_kubelet_refuses_mem
     )
     run = start_updater()
 
-    def resized() -> list[Manifest] | None:
-        pods = _pods(admin_client, ns, rs)
+    def resized(pods: list[Manifest]) -> list[Manifest] | None:
         done = [p for p in pods if _container_status(p).get("resources") == EXPECTED]
         return pods if len(pods) == 2 and len(done) == 2 else None
 
-    after = wait_for(resized, "both pods resized and reported by the kubelet", 180, interval_s=1)
+    # Progress: each pod's spec (the updater's resize) and status (the kubelet's conditions, what it runs);
+    # a real kubelet may leave a pending resize to its periodic sync (a minute and more).
+    after = wait_progressing(
+        lambda: _pods(admin_client, ns, rs),
+        resized,
+        lambda pods: (pod_states(pods), [status_progress(p) for p in pods]),
+        "both pods resized and reported by the kubelet",
+        stall_s=180,
+        interval_s=1,
+    )
     run.stop()
     assert run.count("resized", "in-place") == 2, run.summary()
     assert run.count("evicted") == 0, run.summary()

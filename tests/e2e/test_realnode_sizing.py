@@ -35,9 +35,10 @@ from tests.controlplane.node.monitoring import SCRAPE_INTERVAL_S
 from tests.controlplane.node.node import RealNode
 from tests.controlplane.podsizer_cli import recommend_and_write, reported_recommendations
 from tests.controlplane.workloads import deployment_replicaset
+from tests.support.progress import TEST_TIMEOUT_S
 
 HISTORY_S = 300.0  # scenario 1 sizes from at least five minutes of scraping
-pytestmark = [pytest.mark.realnode(history=True), pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.realnode(history=True), pytest.mark.timeout(TEST_TIMEOUT_S)]
 MI = 1024 * 1024
 
 

@@ -24,8 +24,9 @@ from tests.controlplane.nodes import is_running
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import container_resources, deployment_replicaset, wait_until_webhook_acts
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.realnode, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.realnode, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 SMALL = Load(
     "sized",

@@ -22,8 +22,9 @@ from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.kube import ensure_namespace
 from tests.controlplane.podsizer_cli import DEMO_NAMESPACES, stored_recommendations
 from tests.controlplane.prometheus import backfill_dataset, running_prometheus
+from tests.support.progress import TEST_TIMEOUT_S
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 
 def run_once(kubeconfig: Path, url: str) -> str:

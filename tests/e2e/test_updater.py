@@ -18,15 +18,23 @@ import pytest
 from kubernetes import client
 
 from podsizer.api import WorkloadRef
+from podsizer.keys import APPLIED_KEY
 from tests.controlplane.kube import Manifest, create_objects, pods_owned_by, to_dict, wait_for
 from tests.controlplane.nodes import is_running, wait_for_running_pods
 from tests.controlplane.podsizer_updater import FAST_BUDGETS, UpdaterRun
 from tests.controlplane.podsizer_webhook import WebhookProcess
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.rollouts import RolloutsController
-from tests.controlplane.workloads import controlled_replicaset, workload
+from tests.controlplane.workloads import controlled_replicaset, wait_until_webhook_acts, workload
+from tests.support.progress import (
+    DEFAULT_STALL_S,
+    TEST_TIMEOUT_S,
+    pod_states,
+    status_progress,
+    wait_progressing,
+)
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 NamespaceFactory = Callable[..., str]
 UPDATE_MODE = "podsizer.io/update-mode"
@@ -42,6 +50,11 @@ SHRINK_TEMPLATE = {
 SHRINK = {"cpu": "250m", "memory": "128Mi"}
 SHRUNK = {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
 UpdaterFactory = Callable[..., UpdaterRun]  # tests/e2e/conftest.py start_updater
+# kube-controller-manager's disruption controller counts a pod named in its PDB's status.disruptedPods as
+# not healthy until it sees that pod deleted, or for DeletionTimeout (2 min) after the eviction. A
+# StatefulSet's replacement has the evicted pod's name: when the controller syncs only after the replacement
+# exists (a loaded machine), the PDB allows no disruption for those 2 minutes, with nothing changing.
+PDB_DELETION_TIMEOUT_S = 120.0
 
 
 def _resources(pod: Manifest) -> Any:
@@ -76,20 +89,25 @@ def _running(
     **spec: Any,
 ) -> tuple[str, str, list[Manifest]]:
     """Workload `kind`/`name` with `replicas` Running pods (no Recommendation yet, so the webhook leaves
-    them alone), then its Recommendation; returns the pods' owner kind and name, and the pods."""
+    them alone), then its Recommendation, once the webhook serves it (a replacement created before would
+    come back unsized, and the updater rightly stops: replacement-not-sized); returns the pods' owner kind
+    and name, and the pods."""
     api_version = "argoproj.io/v1alpha1" if kind == "Rollout" else "apps/v1"
     body = workload(api_version, kind, name, replicas, resources, **spec)
     body["metadata"]["annotations"] = annotations
-    create_objects(admin, [body], namespace=ns)
-    owner_kind, owner = (
-        ("ReplicaSet", controlled_replicaset(admin, ns, kind, name)["metadata"]["name"])
-        if kind in ("Deployment", "Rollout")
-        else (kind, name)
-    )
-    pods = wait_for_running_pods(admin, ns, owner_kind, owner, replicas, timeout_s=90)
+    (stored,) = create_objects(admin, [body], namespace=ns)
+    owner = controlled_replicaset(admin, ns, kind, name) if kind in ("Deployment", "Rollout") else stored
+    owner_kind, owner_name = owner["kind"], owner["metadata"]["name"]
+    pods = wait_for_running_pods(admin, ns, owner_kind, owner_name, replicas)
     assert all(_resources(p) == resources for p in pods)
     put_recommendation(admin, simple_recommendation(WorkloadRef(ns, kind, name), {"main": recommended}))
-    return owner_kind, owner, pods
+    wait_until_webhook_acts(
+        admin,
+        owner,
+        lambda pod: APPLIED_KEY in (pod["metadata"].get("annotations") or {}),
+        f"the webhook to serve the Recommendation of {kind} {ns}/{name}",
+    )
+    return owner_kind, owner_name, pods
 
 
 def _pdb(admin: client.ApiClient, ns: str, name: str, **spec: Any) -> None:
@@ -137,13 +155,42 @@ def _deployment_pods(admin: client.ApiClient, ns: str) -> list[Manifest]:
     return [to_dict(admin, p) for p in client.CoreV1Api(admin).list_namespaced_pod(ns).items]
 
 
-def _converged(admin: client.ApiClient, ns: str, count: int, expected: Manifest) -> list[Manifest]:
-    def check() -> list[Manifest] | None:
-        pods = [p for p in _deployment_pods(admin, ns) if not p["metadata"].get("deletionTimestamp")]
+def _pdbs(admin: client.ApiClient, ns: str) -> list[Manifest]:
+    budgets = client.PolicyV1Api(admin).list_namespaced_pod_disruption_budget(ns)
+    return [to_dict(admin, b) for b in budgets.items]
+
+
+def _converged(
+    admin: client.ApiClient,
+    ns: str,
+    count: int,
+    expected: Manifest,
+    run: UpdaterRun,
+    stall_s: float = DEFAULT_STALL_S,
+) -> list[Manifest]:
+    """The namespace's `count` pods, once all are Running with `expected` resources. Progress: a pod
+    evicted, created, bound, started or resized, or a PodDisruptionBudget's status changing; a stall names
+    the updater's actions and skip reasons so far."""
+
+    def look() -> tuple[list[Manifest], list[Manifest]]:
+        return _deployment_pods(admin, ns), _pdbs(admin, ns)
+
+    def check(seen: tuple[list[Manifest], list[Manifest]]) -> list[Manifest] | None:
+        pods = [p for p in seen[0] if not p["metadata"].get("deletionTimestamp")]
         ok = len(pods) == count and all(is_running(p) and _resources(p) == expected for p in pods)
         return pods if ok else None
 
-    return wait_for(check, f"{count} Running pods of {ns} with {expected}", timeout_s=120)
+    def progress(seen: tuple[list[Manifest], list[Manifest]]) -> object:
+        return pod_states(seen[0]), tuple(status_progress(b) for b in seen[1])
+
+    what = f"{count} Running pods of {ns} with {expected}"
+    return wait_progressing(look, check, progress, what, stall_s=stall_s, context=run.summary)
+
+
+def _passes(run: UpdaterRun, more: int, what: str) -> None:
+    """Waits for `more` updater passes after this one (progress: each pass)."""
+    wanted = run.passes + more
+    wait_progressing(lambda: run.passes, lambda n: n >= wanted, lambda n: n, what)
 
 
 def test_a_deployment_in_place_or_recreate_is_resized_in_place_without_losing_a_pod(
@@ -160,7 +207,7 @@ def test_a_deployment_in_place_or_recreate_is_resized_in_place_without_losing_a_
     _pdb(admin_client, ns, "web", minAvailable=2)
     with ReadyWatch(admin_client, ns, kind, owner) as watch:
         run = start_updater()
-        after = _converged(admin_client, ns, 3, EXPECTED)
+        after = _converged(admin_client, ns, 3, EXPECTED, run)
     skips = [e["message"] for p in before for e in _events(admin_client, ns, p["metadata"]["name"])]
     assert {p["metadata"]["uid"] for p in after} == {p["metadata"]["uid"] for p in before}, (
         run.summary(),
@@ -171,10 +218,11 @@ def test_a_deployment_in_place_or_recreate_is_resized_in_place_without_losing_a_
     for pod in after:
         assert "PodsizerResized" in _reasons(admin_client, ns, pod["metadata"]["name"])
     assert "PodsizerResized" in _reasons(admin_client, ns, "web")
-    wait_for(
-        lambda: all(_status_resources(p) == EXPECTED for p in _deployment_pods(admin_client, ns)) or None,
+    wait_progressing(
+        lambda: [_status_resources(p) for p in _deployment_pods(admin_client, ns)],
+        lambda reported: all(r == EXPECTED for r in reported),
+        repr,
         "the kubelet stand-in reporting the resized resources in containerStatuses",
-        timeout_s=30,
     )
 
 
@@ -204,7 +252,7 @@ def test_a_canary_rollout_in_place_or_recreate_is_resized_in_place(
     _pdb(admin_client, ns, "canary", minAvailable=1)
     with ReadyWatch(admin_client, ns, kind, owner) as watch:
         run = start_updater()
-        after = _converged(admin_client, ns, 2, EXPECTED)
+        after = _converged(admin_client, ns, 2, EXPECTED, run)
     assert {p["metadata"]["uid"] for p in after} == {p["metadata"]["uid"] for p in before}, run.summary()
     assert watch.fewest_ready == 2
     assert run.count("resized", "in-place") == 2 and run.count("evicted") == 0
@@ -227,7 +275,7 @@ def test_a_statefulset_in_place_or_recreate_converges_within_its_pdb(
     _pdb(admin_client, ns, "db", maxUnavailable=1)
     with ReadyWatch(admin_client, ns, kind, owner) as watch:
         run = start_updater()
-        after = _converged(admin_client, ns, 3, SHRUNK)
+        after = _converged(admin_client, ns, 3, SHRUNK, run, PDB_DELETION_TIMEOUT_S + DEFAULT_STALL_S)
     assert sorted(p["metadata"]["name"] for p in after) == ["db-0", "db-1", "db-2"]
     assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
     assert watch.fewest_ready is not None and watch.fewest_ready >= 2, "more pods down than the PDB allows"
@@ -246,7 +294,7 @@ def test_a_recreate_workload_is_evicted_one_pod_at_a_time(
     )
     with ReadyWatch(admin_client, ns, kind, owner) as watch:
         run = start_updater()
-        after = _converged(admin_client, ns, 3, EXPECTED)
+        after = _converged(admin_client, ns, 3, EXPECTED, run)
     assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
     assert watch.fewest_ready is not None and watch.fewest_ready >= 2, "two pods were down at once"
     assert run.count("evicted", "recreate") == 3 and run.count("resized") == 0
@@ -280,9 +328,8 @@ def test_recreate_under_sized_template_evicts_each_pod_once_then_stops(
         {"cpu": "1", "memory": "1Gi"},
     )
     run = start_updater()
-    after = _converged(admin_client, ns, 2, {"requests": {"cpu": "400m", "memory": "512Mi"}})
-    settled = run.passes
-    wait_for(lambda: run.passes >= settled + 10 or None, "ten more updater passes", timeout_s=60)
+    after = _converged(admin_client, ns, 2, {"requests": {"cpu": "400m", "memory": "512Mi"}}, run)
+    _passes(run, 10, "ten more updater passes")
     assert run.count("evicted", "recreate") == 2, run.summary()
     now = [p for p in _deployment_pods(admin_client, ns) if not p["metadata"].get("deletionTimestamp")]
     assert {p["metadata"]["uid"] for p in now} == {p["metadata"]["uid"] for p in after}
@@ -315,7 +362,7 @@ def test_a_single_replica_workload_is_left_alone_without_its_annotation(
     client.AppsV1Api(admin_client).patch_namespaced_deployment(
         "solo", ns, {"metadata": {"annotations": {"podsizer.io/allow-single-replica": "true"}}}
     )
-    (new,) = _converged(admin_client, ns, 1, EXPECTED)
+    (new,) = _converged(admin_client, ns, 1, EXPECTED, run)
     assert new["metadata"]["uid"] != uid
 
 
@@ -338,7 +385,7 @@ def test_a_gpu_change_is_never_made_in_place(
         "requests": {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
         "limits": {"nvidia.com/gpu": "1"},
     }
-    after = _converged(admin_client, ns, 2, one_gpu)
+    after = _converged(admin_client, ns, 2, one_gpu, run)
     assert not {p["metadata"]["uid"] for p in after} & {p["metadata"]["uid"] for p in before}
     assert run.count("resized") == 0 and run.count("evicted", "gpu-change") == 2
     for pod in before:
@@ -357,7 +404,7 @@ def test_the_updaters_dry_run_changes_nothing_and_records_events(
     )
     run = start_updater(dry_run=True)
     wait_for(lambda: "PodsizerWouldEvict" in _reasons(admin_client, ns, "web"), "a dry-run event on web", 60)
-    wait_for(lambda: run.passes >= 4, "a few more passes", 30)
+    _passes(run, 3, "a few more passes")
     now = _deployment_pods(admin_client, ns)
     assert {p["metadata"]["uid"] for p in now} == {p["metadata"]["uid"] for p in before}
     assert all(_resources(p) == TEMPLATE for p in now)

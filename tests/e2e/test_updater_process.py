@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from kubernetes import client
@@ -15,16 +15,18 @@ from kubernetes import client
 from podsizer.api import WorkloadRef
 from tests.controlplane.chart import RELEASE_NAMESPACE
 from tests.controlplane.cluster import ControlPlane
-from tests.controlplane.kube import create_objects, to_dict, wait_for
+from tests.controlplane.kube import create_objects, to_dict
 from tests.controlplane.nodes import wait_for_running_pods
 from tests.controlplane.processes import ManagedProcess, free_port
 from tests.controlplane.recommendations import put_recommendation, simple_recommendation
 from tests.controlplane.workloads import deployment_replicaset, workload
+from tests.support.progress import TEST_TIMEOUT_S, wait_progressing
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 TEMPLATE = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
 LEASE = "podsizer-updater-e2e"
+T = TypeVar("T")
 
 
 def _podsizer() -> str:
@@ -46,7 +48,7 @@ def test_the_updater_process_leads_records_dry_run_events_and_releases_its_lease
     body["metadata"]["annotations"] = {"podsizer.io/update-mode": "recreate"}
     create_objects(admin_client, [body], namespace=ns)
     rs = deployment_replicaset(admin_client, ns, "web")["metadata"]["name"]
-    before = wait_for_running_pods(admin_client, ns, "ReplicaSet", rs, 2, timeout_s=90)
+    before = wait_for_running_pods(admin_client, ns, "ReplicaSet", rs, 2)
     rec = simple_recommendation(
         WorkloadRef(ns, "Deployment", "web"), {"main": {"cpu": "250m", "memory": "96Mi"}}
     )
@@ -66,7 +68,8 @@ def test_the_updater_process_leads_records_dry_run_events_and_releases_its_lease
         "PODSIZER_UPDATER_LEASE_NAMESPACE": RELEASE_NAMESPACE,
         "PODSIZER_UPDATER_IDENTITY": "updater-e2e-0",
     }
-    proc = ManagedProcess("updater", [_podsizer(), "updater"], tmp_path / "updater.log", env=env)
+    log = tmp_path / "updater.log"
+    proc = ManagedProcess("updater", [_podsizer(), "updater"], log, env=env)
     coordination, core = client.CoordinationV1Api(admin_client), client.CoreV1Api(admin_client)
     try:
 
@@ -74,16 +77,15 @@ def test_the_updater_process_leads_records_dry_run_events_and_releases_its_lease
             lease = to_dict(admin_client, coordination.read_namespaced_lease(LEASE, RELEASE_NAMESPACE))
             return lease["spec"].get("holderIdentity") or None
 
-        assert wait_for(holder, "the updater to take its Lease", 60) == "updater-e2e-0", (
-            proc.describe_failure()
-        )
+        taken = _following_log(log, holder, "the updater to take its Lease")
+        assert taken == "updater-e2e-0", proc.describe_failure()
 
         def would_evict() -> list[dict[str, Any]] | None:
             found = core.list_namespaced_event(ns, field_selector="involvedObject.name=web")
             events = [to_dict(admin_client, e) for e in found.items]
             return [e for e in events if e["reason"] == "PodsizerWouldEvict"] or None
 
-        (event, *_) = wait_for(would_evict, "a dry-run event on Deployment web", 60)
+        (event, *_) = _following_log(log, would_evict, "a dry-run event on Deployment web")
         assert "dry-run: would evict (recreate)" in event["message"]
         assert event["source"]["component"] == "podsizer-updater"
     finally:
@@ -92,6 +94,25 @@ def test_the_updater_process_leads_records_dry_run_events_and_releases_its_lease
     assert holder_after(admin_client) == "", "the Lease is released on SIGTERM"
     pods = client.CoreV1Api(admin_client).list_namespaced_pod(ns).items
     assert {p.metadata.uid for p in pods} == {p["metadata"]["uid"] for p in before}, "dry-run evicted nothing"
+
+
+def _following_log(log: Path, check: Callable[[], T | None], what: str) -> T:
+    """check() once it answers; progress: the process writing its log (starting, syncing its watches,
+    electing, passes), so a slow start is waited for and a silent process fails after a stall."""
+
+    def look() -> tuple[T | None, int]:
+        size = log.stat().st_size if log.exists() else 0
+        try:
+            return check(), size
+        except client.ApiException as e:
+            if e.status != 404:  # the Lease before the updater creates it
+                raise
+            return None, size
+
+    def answer(seen: tuple[T | None, int]) -> T | None:
+        return seen[0]
+
+    return wait_progressing(look, answer, lambda seen: seen[1], what)
 
 
 def holder_after(admin: client.ApiClient) -> str:
