@@ -10,6 +10,7 @@ import cramjam
 import numpy as np
 
 from recommender.input.prometheus.prompb import remote_read_messages
+from recommender.input.prometheus.xorchunks import Decoded, batches, declared, decode_range
 
 _OPS = {0: "=", 1: "!=", 2: "=~", 3: "!~"}
 
@@ -95,6 +96,24 @@ def steady_chunk(t0_ms: int, samples: int, interval_ms: int, value: float = 1.0)
     bits = out.size + 2 * max(0, samples - 2)
     padded = -(-bits // 8) * 8
     return struct.pack(">H", samples) + (out.value << (padded - out.size)).to_bytes(padded // 8, "big")
+
+
+def decode_chunks(chunks: Sequence[bytes]) -> Decoded:
+    """Every chunk's (timestamp ms, value) samples, decoded batch by batch as the product decodes an
+    answer's (xorchunks.batches, decode_range), concatenated: the decoder's whole output, for tests."""
+    starts = np.zeros(len(chunks) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in chunks], out=starts[1:])
+    data = b"".join(chunks)
+    counts = declared(data, starts)
+    parts = [decode_range(data, starts, counts, lo, hi) for lo, hi in batches(counts)]
+    offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    empty = np.empty(0, dtype=np.int64)
+    return Decoded(
+        offsets,
+        np.concatenate([p.timestamps_ms for p in parts]) if parts else empty,
+        np.concatenate([p.values for p in parts]) if parts else empty.astype(np.float64),
+    )
 
 
 def _xor(out: _Bits, delta: int, leading: int, trailing: int) -> tuple[int, int]:

@@ -28,12 +28,19 @@ MAX_SPLIT_PARTS = 16
 NON_FINITE = "non-finite"
 
 Labels = dict[str, str]
+SeriesIdentity = tuple[tuple[str, str], ...]
 InstantResult = list[tuple[Labels, float]]
 RangeResult = list[tuple[Labels, FloatArray, FloatArray]]
 
 
 def _unix(t: datetime | float) -> float:
     return t.timestamp() if isinstance(t, datetime) else float(t)
+
+
+def series_identity(labels: Labels) -> SeriesIdentity:
+    """What makes two label sets one series: the pieces of a split answer, a series sent in pieces, the
+    answers of consecutive time ranges."""
+    return tuple(sorted(labels.items()))
 
 
 def point_pieces(start: float, end: float, step: float) -> list[tuple[float, float]]:
@@ -492,10 +499,10 @@ def _timed_out_phase(exc: httpx.TimeoutException, phase: str) -> str:
 
 def _joined(pieces: list[RangeResult]) -> RangeResult:
     """The pieces of one range query (in time order) as one result: each series' points concatenated."""
-    merged: dict[tuple[tuple[str, str], ...], tuple[Labels, list[FloatArray], list[FloatArray]]] = {}
+    merged: dict[SeriesIdentity, tuple[Labels, list[FloatArray], list[FloatArray]]] = {}
     for piece in pieces:
         for labels, ts, vs in piece:
-            _, tss, vss = merged.setdefault(tuple(sorted(labels.items())), (labels, [], []))
+            _, tss, vss = merged.setdefault(series_identity(labels), (labels, [], []))
             tss.append(ts)
             vss.append(vs)
     return [(labels, np.concatenate(tss), np.concatenate(vss)) for labels, tss, vss in merged.values()]

@@ -29,8 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recommender.input.prometheus.caps import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from recommender.input.prometheus.client import Labels
-from recommender.input.prometheus.remoteread import series_identity
+from recommender.input.prometheus.client import Labels, SeriesIdentity, series_identity
 from recommender.input.prometheus.series import ContainerKey, GridUsage, series_key
 from recommender.model import FloatArray
 from recommender.model.histogram import Matrix
@@ -194,7 +193,7 @@ class MetricFold:
         self.wide_ms = round(wide_s * 1000) if wide_s > window_s else 0
         self.rejected = Rejected()
         self.kept = 0
-        self._index: dict[tuple[tuple[str, str], ...], int] = {}
+        self._index: dict[SeriesIdentity, int] = {}
         self._rows_used: set[int] = set()
         self._distinct = True  # no two series share a row (no container with two incarnations)
         self._carry = _Carry()
@@ -202,9 +201,7 @@ class MetricFold:
         self._answer = 0
         self._final = True
 
-    def series(
-        self, labels: list[Labels], identities: list[tuple[tuple[str, str], ...]] | None = None
-    ) -> IntArray:
+    def series(self, labels: list[Labels], identities: list[SeriesIdentity] | None = None) -> IntArray:
         """The fold's index of each series (by its label set, series_identity unless given: the same series
         in every answer)."""
         out = np.empty(len(labels), dtype=np.int64)

@@ -29,7 +29,7 @@ from recommender.input.prometheus.caps import (
     too_many_chunks,
     too_many_series,
 )
-from recommender.input.prometheus.client import Labels
+from recommender.input.prometheus.client import Labels, SeriesIdentity, series_identity
 from recommender.input.prometheus.prompb import RemoteRead, remote_read_messages
 from recommender.input.prometheus.xorchunks import declared
 from recommender.model.timegrid import IntArray
@@ -74,17 +74,12 @@ class ChunkedAnswer:
     starts: IntArray
     other_chunks: int = 0
     """Chunks of another encoding (native histograms), left out."""
-    identities: list[tuple[tuple[str, str], ...]] | None = None
+    identities: list[SeriesIdentity] | None = None
     """Each series' series_identity (None: not computed)."""
 
     @property
     def chunks(self) -> int:
         return int(self.series_of.size)
-
-
-def series_identity(labels: Labels) -> tuple[tuple[str, str], ...]:
-    """What makes two label sets one series (pieces of an answer, answers of consecutive time ranges)."""
-    return tuple(sorted(labels.items()))
 
 
 class RemoteReadCodec:
@@ -142,8 +137,8 @@ class _Found:
     def __init__(self) -> None:
         self.entries = 0
         self.labels: list[Labels] = []
-        self.identities: list[tuple[tuple[str, str], ...]] = []
-        self.index: dict[tuple[tuple[str, str], ...], int] = {}
+        self.identities: list[SeriesIdentity] = []
+        self.index: dict[SeriesIdentity, int] = {}
         self.series_of, self.min_ms, self.max_ms, self.sizes = array("q"), array("q"), array("q"), array("q")
         self.data = bytearray()
         self.other = 0

@@ -16,7 +16,6 @@ batch decodes is bounded whatever the chunks declare (caps.py checks the declara
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,24 +174,6 @@ def decode_range(data: bytes | bytearray, starts: IntArray, counts: IntArray, lo
     np.cumsum(part, out=offsets[1:])
     t, v = _decode_batch(body, np.diff(starts[lo : hi + 1]), part)
     return Decoded(offsets, t, v.view(np.float64))
-
-
-def decode_chunks(chunks: Sequence[bytes]) -> Decoded:
-    """Every chunk's (timestamp ms, value) samples, batch by batch; ChunkError for a chunk that is cut short
-    or malformed (a sample read past its end)."""
-    starts = np.zeros(len(chunks) + 1, dtype=np.int64)
-    np.cumsum([len(c) for c in chunks], out=starts[1:])
-    data = b"".join(chunks)
-    counts = declared(data, starts)
-    parts = [decode_range(data, starts, counts, lo, hi) for lo, hi in batches(counts)]
-    offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    empty = np.empty(0, dtype=np.int64)
-    return Decoded(
-        offsets,
-        np.concatenate([p.timestamps_ms for p in parts]) if parts else empty,
-        np.concatenate([p.values for p in parts]) if parts else empty.astype(np.float64),
-    )
 
 
 def _decode_batch(body: bytes, sizes: IntArray, counts: IntArray) -> tuple[IntArray, Words]:

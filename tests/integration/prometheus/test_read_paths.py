@@ -14,8 +14,8 @@ from recommender.input.prometheus import queries as q
 from recommender.input.prometheus.caps import Origin
 from recommender.input.prometheus.reads import GridSpec, UsageReads
 from recommender.input.prometheus.remoteread import CONTENT_TYPE, REQUEST_HEADERS, Matcher, RemoteReadCodec
-from recommender.input.prometheus.xorchunks import decode_chunks
 from tests.integration.readpaths.agree import assert_raw_read_agrees_with_queries
+from tests.support.remoteread import decode_chunks
 
 from .conftest import Served
 

@@ -10,8 +10,7 @@ import pytest
 from recommender.input.prometheus import caps, remoteread
 from recommender.input.prometheus.caps import MAX_CHUNK_SAMPLES, Implausible, Origin, OverAnswerCap
 from recommender.input.prometheus.remoteread import RemoteReadCodec, checked_counts
-from recommender.input.prometheus.xorchunks import decode_chunks
-from tests.support.remoteread import _uvarint, chunked_answer, steady_chunk
+from tests.support.remoteread import _uvarint, chunked_answer, decode_chunks, steady_chunk
 
 ORIGIN = Origin("http://prom:9090", "/api/v1/read", "remote read of m in namespace ns")
 T0 = 1_764_547_200_000

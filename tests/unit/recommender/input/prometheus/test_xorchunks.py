@@ -18,10 +18,9 @@ from recommender.input.prometheus.xorchunks import (
     ChunkError,
     batches,
     declared,
-    decode_chunks,
     decode_range,
 )
-from tests.support.remoteread import encode_xor
+from tests.support.remoteread import decode_chunks, encode_xor
 
 STALE = 0x7FF0000000000002
 T0 = 1_764_547_200_000  # 2025-12-01 in ms: a 6-byte varint, as real timestamps
