@@ -481,21 +481,3 @@ def _put_rows(out: Matrix, rows: IntArray, values: Matrix, distinct: bool) -> No
         out[rows] = np.fmax(out[rows], values)
     else:
         np.fmax.at(out, rows, values)
-
-
-def grid_usage(
-    cpu: RawSeries, memory: RawSeries, grid: Grid, rate_s: float, slow_window_s: float
-) -> tuple[GridUsage, set[ContainerKey]]:
-    """Raw counters and gauges (each one answer, read whole) on the grid, one row per (namespace, pod,
-    container); the CPU of a row with no rate over `rate_s` but SLOW_SCRAPE_POINTS or more working-set
-    points is its rate over `slow_window_s` (a slow scrape), and such rows' keys come back."""
-    rows = GridRows(grid)
-    folds = (
-        (MetricFold(rows, counter=True, window_s=rate_s, wide_s=slow_window_s), cpu),
-        (MetricFold(rows), memory),
-    )
-    for fold, raw in folds:
-        fold.begin(final=True)
-        fold.add(fold.series(raw.labels), raw)
-        fold.finish()
-    return rows.usage()

@@ -1,7 +1,8 @@
 """Usage series on the query grid as the raw model: one pre-reduced ContainerSamples per container of a pod.
 
 Every read path ends here (recommender/input/prometheus/reads.py): range-query answers are put on the grid
-by on_grid, raw samples by rawgrid.grid_usage; container_samples cuts the rows into the raw model."""
+by on_grid, raw samples by rawgrid's MetricFold into GridRows; container_samples cuts the rows into the raw
+model."""
 
 from __future__ import annotations
 

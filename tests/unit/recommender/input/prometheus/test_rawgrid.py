@@ -10,12 +10,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, GridRows, MetricFold, RawSeries, grid_usage
+from recommender.input.prometheus.rawgrid import STALE_NAN, Grid, GridRows, MetricFold, RawSeries
 from recommender.input.prometheus.series import ContainerKey, GridUsage
 
 LO = 1_764_547_200.0  # a grid point (s)
 GRID = Grid(LO, 60.0, 60)  # an hour at 1 minute
 POD = {"__name__": "x", "namespace": "ns", "pod": "p", "container": "c"}
+
+
+def grid_usage(
+    cpu: RawSeries, memory: RawSeries, grid: Grid, rate_s: float, slow_window_s: float
+) -> tuple[GridUsage, set[ContainerKey]]:
+    """Raw counters and gauges (each one answer, read whole) on the grid as a raw read folds them, one row
+    per (namespace, pod, container); the CPU of a row with no rate over `rate_s` but SLOW_SCRAPE_POINTS or
+    more working-set points is its rate over `slow_window_s` (a slow scrape); such rows' keys come back."""
+    rows = GridRows(grid)
+    folds = (
+        (MetricFold(rows, counter=True, window_s=rate_s, wide_s=slow_window_s), cpu),
+        (MetricFold(rows), memory),
+    )
+    for fold, raw in folds:
+        fold.begin(final=True)
+        fold.add(fold.series(raw.labels), raw)
+        fold.finish()
+    return rows.usage()
 
 
 Rows = list[tuple[ContainerKey, np.ndarray, np.ndarray]]
