@@ -22,6 +22,7 @@ from podsizer.kube.resources import DEPLOYMENT_CONFIGS, RECOMMENDATIONS, ROLLOUT
 from podsizer.kube.watch import Informer, WatchLike, custom_object_lister
 from podsizer.limitrange import ClusterPolicy, limit_range_items, quota_headroom
 from podsizer.owners import UNCONTROLLED, ControllerRef, controller_of
+from podsizer.plausibility import largest_allocatable
 from podsizer.podspec import CurrentResources
 from podsizer.resources import CPU, CPU_MEMORY, GPU, MEMORY
 from podsizer.snapshot import RecommendationSnapshot, SnapshotHolder
@@ -282,10 +283,7 @@ class NodeCache:
         return _NodeHandler(self)
 
     def _rebuild(self) -> None:
-        best: dict[str, float] = {}
-        for alloc in self._nodes.values():
-            for resource, value in alloc.items():
-                best[resource] = max(best.get(resource, 0.0), value)
+        best = largest_allocatable(self._nodes.values())
         if best != self._largest:
             self._largest = MappingProxyType(best)
 

@@ -71,18 +71,26 @@ class Ceilings:
     def from_nodes(self, allocatable: Iterable[Mapping[str, float]]) -> Ceilings:
         """Per resource, min(these ceilings, the largest node's allocatable) where any node reports it: a
         node can lower a configured ceiling, never raise it (a bogus node must not lift the guard)."""
-        best: dict[str, float] = {}
-        for node in allocatable:
-            for resource in (CPU, MEMORY, GPU):
-                value = node.get(resource)
-                if value is not None and math.isfinite(value) and value > 0:
-                    best[resource] = max(best.get(resource, 0.0), value)
+        largest = largest_allocatable(allocatable)
+        best = {r: largest[r] for r in (CPU, MEMORY, GPU) if r in largest}
         mine = {CPU: self.cpu_cores, MEMORY: self.memory_bytes, GPU: self.gpus}
         lowered = {r: v for r, v in best.items() if v < mine[r]}
         if not lowered:
             return self
         out = mine | lowered
         return Ceilings(out[CPU], out[MEMORY], out[GPU], "largest node's allocatable")
+
+
+def largest_allocatable(allocatable: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Per resource, the largest finite, positive allocatable any of the nodes reports (nothing above it
+    can be used by one container): the recommender's samples, the plan's ceilings and the clusters' node
+    caches all read it so."""
+    best: dict[str, float] = {}
+    for node in allocatable:
+        for resource, value in node.items():
+            if math.isfinite(value) and value > 0:
+                best[resource] = max(best.get(resource, 0.0), value)
+    return best
 
 
 class Guard(NamedTuple):

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from podsizer.api.identity import WorkloadRef
 from podsizer.owners import OwnerGraph, PodOwner, Skipped
+from podsizer.plausibility import largest_allocatable
 from podsizer.subject import Subject
 from recommender.model import ActivitySignal, FloatArray, SampleRule
 from recommender.model.raw import ContainerSamples, GpuSamples, PodInfo, RawDataset
@@ -47,15 +48,6 @@ _FINITE_MAX = float(np.finfo(np.float64).max)
 LIMIT_SLACK = 1.01
 """How far above the container's memory limit a working-set sample may be before it is impossible: the
 cgroup holds the working set under the limit; the slack covers rounding, never a bad scrape."""
-
-
-def largest_allocatable(raw: RawDataset) -> dict[str, float]:
-    """The largest cpu and memory allocatable over the nodes that report it (nothing above can be used)."""
-    out: dict[str, float] = {}
-    for node in node_allocatable(raw).values():
-        for resource, value in node.items():
-            out[resource] = max(out.get(resource, 0.0), value)
-    return out
 
 
 def node_allocatable(raw: RawDataset) -> dict[str, dict[str, float]]:
@@ -91,7 +83,8 @@ class Allocatable:
 
     @staticmethod
     def of(raw: RawDataset) -> Allocatable:
-        return Allocatable(node_allocatable(raw), largest_allocatable(raw))
+        nodes = node_allocatable(raw)
+        return Allocatable(nodes, largest_allocatable(nodes.values()))
 
     def ceilings(self, pod: PodInfo | None, container: str) -> SampleCeilings:
         """A container's SampleCeilings: its node's allocatable (the largest node's when its node is not
