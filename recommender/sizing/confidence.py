@@ -18,10 +18,15 @@ RESET_STORM_MIN = 3
 
 @dataclass(frozen=True)
 class Trust:
-    """A container's confidence and how it reads in the reason ('confidence 0.30 (2.1 d, 400 samples)')."""
+    """A container's confidence and what it was judged on ('2.1 d, 400 samples'); `text` is how it reads
+    in the reason ('confidence 0.30 (2.1 d, 400 samples)')."""
 
     value: float
-    text: str
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return f"confidence {self.value:.2f} ({self.detail})"
 
 
 def history_days(usage: ContainerUsage) -> float:
@@ -47,9 +52,9 @@ def is_low(value: float, policy: SizingPolicy) -> bool:
     return value < policy.confidence_threshold
 
 
-def describe(usage: ContainerUsage, value: float) -> str:
-    """'confidence 0.30 (2.1 d, 400 samples)'."""
-    return f"confidence {value:.2f} ({history_days(usage):.1f} d, {usage.samples} samples)"
+def _history(usage: ContainerUsage) -> str:
+    """What a long-running workload's confidence is judged on: '2.1 d, 400 samples'."""
+    return f"{history_days(usage):.1f} d, {usage.samples} samples"
 
 
 def reset_storm(usage: ContainerUsage) -> float:
@@ -61,23 +66,18 @@ def reset_storm(usage: ContainerUsage) -> float:
 
 
 def _stormed(usage: ContainerUsage, trust: Trust) -> Trust:
-    """`trust` lowered by a reset storm (reset_storm), which the text then names."""
+    """`trust` lowered by a reset storm (reset_storm), which its detail then names."""
     factor = reset_storm(usage)
     if factor >= 1.0:
         return trust
-    value = trust.value * factor
-    head = trust.text.split(" (", 1)
-    text = f"confidence {value:.2f} ({head[1][:-1] + '; ' if len(head) > 1 else ''}"
-    text += (
-        f"cpu counter reset {usage.cpu_resets} times in {usage.samples} samples: its rates are not trusted)"
-    )
-    return Trust(value, text)
+    storm = f"cpu counter reset {usage.cpu_resets} times in {usage.samples} samples"
+    return Trust(trust.value * factor, f"{trust.detail}; {storm}: its rates are not trusted")
 
 
 def history_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
     """Long-running workloads: `confidence` (days and samples), lowered by a reset storm."""
     value = confidence(usage, policy)
-    return _stormed(usage, Trust(value, describe(usage, value)))
+    return _stormed(usage, Trust(value, _history(usage)))
 
 
 def runs(usage: ContainerUsage) -> int:
@@ -95,4 +95,4 @@ def runs_trust(usage: ContainerUsage, policy: SizingPolicy) -> Trust:
     """'confidence 0.40 (2 of 5 runs)'."""
     value = runs_confidence(usage, policy)
     n = runs(usage)
-    return _stormed(usage, Trust(value, f"confidence {value:.2f} ({n} of {policy.cronjob_full_runs} runs)"))
+    return _stormed(usage, Trust(value, f"{n} of {policy.cronjob_full_runs} runs"))
