@@ -52,9 +52,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +65,7 @@ sys.path.insert(0, str(ROOT))
 
 from certs.generate import generate_bundle, write_bundle  # noqa: E402
 from podsizer.api import Recommendation, recommendation_to_resource  # noqa: E402
+from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset  # noqa: E402
 from tests.unit.webhook import builders as b  # noqa: E402
 
 HEADER_DEADLINE = 10.0  # the webhook's default header_timeout_seconds
@@ -589,45 +593,33 @@ def trickle_case(cap_s: float = 150.0) -> str:
     return f"{recommend}\n{'':<13} SIGTERM during a trickled read of `run`: {'; '.join(stops)}"
 
 
-def _spiked_week(end: float) -> Any:
+def _spiked_week(end: float) -> RawDataset:
     """A week at 60 s: shop/web's working set near 100 MiB (p99 about 112 MiB) with two 3 TiB scrapes;
     shop/glitch's three replicas each with 2 TiB at the same two scrapes (one bad scrape of a node)."""
-    import numpy as np
-
-    from recommender.model.raw import ContainerSamples, OwnerLink, PodInfo, RawDataset
-
     mi = 2.0**20
     ts = np.arange(end - 7 * 86400, end + 1, 60.0)
     rng = np.random.default_rng(32)
 
-    def memory(spike: float, at: list[int]) -> Any:
+    def memory(spike: float, at: list[int]) -> npt.NDArray[np.float64]:
         wave = 1.0 + 0.08 * np.sin(np.arange(ts.size) * 2 * np.pi / 1440)
         values = np.round(100 * mi * wave * rng.uniform(0.97, 1.03, ts.size))
         values[at] = spike
         return values
 
+    cpu = np.full(ts.size, 0.2)
     pods = [PodInfo("shop", "web-5f8b-a", "node-1", "ReplicaSet", "web-5f8b")]
-    series = [
-        ContainerSamples(
-            "shop", "web-5f8b-a", "app", ts, np.full(ts.size, 0.2), memory(3.0 * 2**40, [900, 7000])
-        )
-    ]
+    series = [ContainerSamples("shop", "web-5f8b-a", "app", ts, cpu, memory(3.0 * 2**40, [900, 7000]))]
     for i in range(3):
         pods.append(PodInfo("shop", f"glitch-7c9d-{i}", "node-2", "ReplicaSet", "glitch-7c9d"))
-        glitch = memory(2.0 * 2**40, [3000, 3001])
-        series.append(ContainerSamples("shop", f"glitch-7c9d-{i}", "app", ts, np.full(ts.size, 0.2), glitch))
+        series.append(
+            ContainerSamples("shop", f"glitch-7c9d-{i}", "app", ts, cpu, memory(2.0 * 2**40, [3000, 3001]))
+        )
     owners = (
         OwnerLink("shop", "ReplicaSet", "web-5f8b", "Deployment", "web"),
         OwnerLink("shop", "ReplicaSet", "glitch-7c9d", "Deployment", "glitch"),
     )
-    start = datetime_of(ts[0])
-    return RawDataset(start, datetime_of(end), tuple(pods), owners, tuple(series))
-
-
-def datetime_of(t: float) -> Any:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(float(t), UTC)
+    at = [datetime.fromtimestamp(float(t), UTC) for t in (ts[0], end)]
+    return RawDataset(at[0], at[1], tuple(pods), owners, tuple(series))
 
 
 def spike_case() -> str:
